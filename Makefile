@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export WANDB_MODE ?= offline
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install test samples stats
+.PHONY: install test samples stats train-ner
 
 install: $(STAMP)
 
@@ -28,3 +28,8 @@ samples: install
 
 stats: install
 	$(PY) -m data stats data/samples/ratener/all
+
+# Train an NER model, test it on the test split and export it (checkpoints/<config stem>/export).
+train-ner: CONFIG ?= configs/ner/iob_sample.yaml
+train-ner: install
+	$(PY) -m train ner fit --config $(CONFIG)

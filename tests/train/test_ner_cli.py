@@ -1,0 +1,127 @@
+"""The NER command line: every config instantiates, sample configs run, export round trip, errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from train.ner.cli import NERCLI
+from train.ner.data import NERDataModule
+from train.ner.modules import IOBTagger, NERTagger, SpanTagger
+
+ROOT = Path(__file__).resolve().parents[2]
+HUB = ROOT / "tests" / "fixtures" / "ratener_hub"
+CONFIGS = sorted((ROOT / "configs" / "ner").glob("*.yaml"))
+CPU = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.precision=32-true"]
+
+
+def test_there_are_sample_and_paper_configs():
+    names = {c.stem for c in CONFIGS}
+    assert {"iob_sample", "span_sample", "iob_deberta_v3", "iob_medical_ner", "span_biomedbert",
+            "span_sapbert", "span_bluebert", "span_medcpt", "span_biolord",
+            "iob_deberta_v3_mimic", "iob_deberta_v3_radiopaedia"} <= names
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
+    """Paper configs get a tiny stand-in backbone (their weights cannot be downloaded here)."""
+    cli = NERCLI(NERTagger, NERDataModule, run=False, args=[
+        "--config", str(config), f"--model.init_args.backbone={tiny_backbone}",
+        f"--run_dir={tmp_path}", *CPU])
+    assert isinstance(cli.model, (IOBTagger, SpanTagger))
+    assert cli.datamodule.scheme == cli.model.scheme
+    assert cli.datamodule.backbone == tiny_backbone  # linked from the model
+    assert cli.trainer.checkpoint_callback.monitor == "val/f1"
+
+
+def _fit(config, run_dir, *extra):
+    NERCLI(NERTagger, NERDataModule, args=["fit", "--config", str(config), f"--run_dir={run_dir}", *extra])
+
+
+@pytest.mark.parametrize("name", ["iob_sample", "span_sample"])
+def test_sample_configs_fast_dev_run(name, tmp_path):
+    _fit(ROOT / "configs" / "ner" / f"{name}.yaml", tmp_path, "--trainer.fast_dev_run=true")
+
+
+@pytest.mark.parametrize("name", ["iob_sample", "span_sample"])
+def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backbone, tmp_path):
+    from radscore.export import read_manifest
+    from train.export import export_ner
+
+    _fit(ROOT / "configs" / "ner" / f"{name}.yaml", tmp_path, f"--data.data_dir={HUB}",
+         f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=2")
+    export = tmp_path / "export"
+    metrics = json.loads((export / "metrics.json").read_text())
+    for key in ("test/precision", "test/recall", "test/f1", "test/accuracy", "test/ANATOMY/f1"):
+        assert key in metrics
+    kind = read_manifest(export)["kind"]
+    assert kind == ("ner-iob" if name == "iob_sample" else "ner-span")
+
+    # The exported folder predicts exactly what the LightningModule predicted.
+    ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
+    module = (IOBTagger if kind == "ner-iob" else SpanTagger).load_from_checkpoint(ckpt, map_location="cpu").eval()
+    dm = NERDataModule(data_dir=str(HUB), scheme=module.scheme, backbone=tiny_backbone)
+    dm.setup("test")
+    batch = next(iter(dm.test_dataloader()))
+    with torch.no_grad():
+        if kind == "ner-iob":
+            from transformers import AutoModelForTokenClassification
+
+            exported = AutoModelForTokenClassification.from_pretrained(export).eval()
+            expected = module(batch["input_ids"], batch["attention_mask"])
+            got = exported(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+            assert exported.config.id2label == {i: l for i, l in enumerate(
+                json.loads((export / "config.json").read_text())["id2label"].values())}
+        else:
+            from radscore.span_model import SpanNERModel
+
+            exported = SpanNERModel.from_pretrained(export).eval()
+            expected = module(batch)
+            got = exported(batch["input_ids"], batch["attention_mask"], batch["span_starts"],
+                           batch["span_ends"], batch["span_widths"])
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
+
+    # export again from the run folder with the command's function: same weights
+    again = export_ner(ckpt, tmp_path / "export2", metrics)
+    assert (again / "model.safetensors").read_bytes() == (export / "model.safetensors").read_bytes()
+
+
+def _export_as(ckpt, task, tmp_path):
+    from train.ner.modules import check_checkpoint
+
+    check_checkpoint(torch.load(ckpt, weights_only=False), task)
+
+
+def test_a_checkpoint_of_another_task_is_refused(tiny_backbone, tmp_path):
+    _fit(ROOT / "configs" / "ner" / "iob_sample.yaml", tmp_path, f"--data.data_dir={HUB}",
+         f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1")
+    ckpt = tmp_path / "ckpt" / "last.ckpt"
+    with pytest.raises(Exception, match="IOBTagger"):  # Lightning names the checkpoint's class
+        SpanTagger.load_from_checkpoint(ckpt, map_location="cpu")
+    # resuming a span run from an IOB checkpoint: LightningCLI restores the checkpoint's model
+    # class, and the data/model scheme check names the mismatch
+    with pytest.raises(ValueError, match="IOBTagger needs data.scheme='IOB', got 'span'"):
+        _fit(ROOT / "configs" / "ner" / "span_sample.yaml", tmp_path / "span", f"--data.data_dir={HUB}",
+             f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1", f"--ckpt_path={ckpt}")
+    with pytest.raises(ValueError, match="checkpoint of task 'ner-iob'"):
+        _export_as(ckpt, "ner-span", tmp_path)
+    state = torch.load(ckpt, weights_only=False)
+    state["radscore"]["labels"] = ["O", "B-X"]
+    torch.save(state, tmp_path / "other_labels.ckpt")
+    with pytest.raises(ValueError, match="label set"):
+        IOBTagger.load_from_checkpoint(tmp_path / "other_labels.ckpt", map_location="cpu")
+
+
+def test_scheme_mismatch_and_empty_split_are_clear_errors(tiny_backbone, tmp_path):
+    with pytest.raises(ValueError, match="needs data.scheme='span'"):
+        _fit(ROOT / "configs" / "ner" / "span_sample.yaml", tmp_path, f"--data.data_dir={HUB}",
+             f"--model.init_args.backbone={tiny_backbone}", "--data.scheme=IOB", "--trainer.fast_dev_run=true")
+    import shutil
+
+    hub = tmp_path / "hub"
+    shutil.copytree(HUB, hub)
+    (hub / "all" / "dev_IOB.json").write_text("")
+    with pytest.raises(ValueError, match="the dev split is empty"):
+        _fit(ROOT / "configs" / "ner" / "iob_sample.yaml", tmp_path / "run", f"--data.data_dir={hub}",
+             f"--model.init_args.backbone={tiny_backbone}", "--trainer.fast_dev_run=true")

@@ -1,0 +1,40 @@
+"""``python -m train <task> …``: the training command line.
+
+Tasks:
+  ner {fit,validate,test,predict} --config configs/ner/<name>.yaml   train the RaTE NER models
+  export <run folder or .ckpt> [--out DIR]                            export a checkpoint for radscore
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    task, rest = argv[0], argv[1:]
+    if task == "ner":
+        from train.ner.cli import main as ner_main
+
+        ner_main(rest)
+        return 0
+    if task == "export":
+        import argparse
+
+        from train.export import export_any
+
+        p = argparse.ArgumentParser(prog="python -m train export")
+        p.add_argument("run_or_ckpt")
+        p.add_argument("--out", default=None)
+        a = p.parse_args(rest)
+        print(f"exported to {export_any(a.run_or_ckpt, a.out)}")
+        return 0
+    print(f"unknown task {task!r}\n{__doc__}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""The LightningCLI shared by every training task (``python -m train <task> {fit,validate,test,predict}``).
+
+What it adds to LightningCLI:
+- the run folder ``checkpoints/<config file stem>/`` (``--run_dir`` overrides it): Lightning
+  checkpoints in ``ckpt/`` (the best on the task's monitored key, and ``last.ckpt``, so a killed
+  run resumes with ``--ckpt_path last``), CSV logs in ``logs/`` and the resolved config;
+- CSV logging always, plus Weights & Biases when ``--wandb true`` (offline unless the user has
+  configured an account: ``WANDB_MODE`` decides);
+- after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
+  run folder, and the export in ``<run>/export/`` (rank 0 only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import ModelCheckpoint
+from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
+from pytorch_lightning.loggers import CSVLogger
+
+CHECKPOINTS_ROOT = Path("checkpoints")
+
+
+class RunCheckpoint(ModelCheckpoint):
+    """``ModelCheckpoint`` whose ``last.ckpt`` is rewritten after every validation.
+
+    Lightning 2.6 writes ``last.ckpt`` only when a top-k checkpoint was saved in the same step,
+    so a run killed after epochs that did not improve the monitored key would resume from an
+    older epoch and lose finished work. This writes ``last.ckpt`` every time.
+    """
+
+    def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        super().on_validation_end(trainer, pl_module)
+        from pytorch_lightning.trainer.states import TrainerFn
+
+        if (not self.save_last or trainer.fast_dev_run or trainer.sanity_checking
+                or trainer.state.fn != TrainerFn.FITTING):
+            return
+        if getattr(self, "_last_written_step", None) != trainer.global_step:
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+        self._last_written_step = trainer.global_step
+
+    def _save_last_checkpoint(self, trainer, monitor_candidates) -> None:
+        super()._save_last_checkpoint(trainer, monitor_candidates)
+        self._last_written_step = trainer.global_step
+
+
+class RadscoreCLI(LightningCLI):
+    """Subclasses set ``monitor`` (the task's monitored key), ``monitor_mode`` and ``exporter``,
+    a function ``(ckpt_path, out_dir, metrics) -> export folder``."""
+
+    monitor = "val/loss"
+    monitor_mode = "min"
+    link_backbone = True
+    exporter = None
+
+    def __init__(self, model_class, datamodule_class, args=None, **kwargs):
+        super().__init__(
+            model_class, datamodule_class, subclass_mode_model=True, args=args,
+            save_config_kwargs={"overwrite": True}, **kwargs,
+        )
+
+    def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        parser.add_argument("--run_dir", type=str | None, default=None,
+                            help="run folder (default: checkpoints/<config file stem>)")
+        parser.add_argument("--wandb", type=bool, default=False,
+                            help="also log to Weights & Biases (offline unless WANDB_MODE says otherwise)")
+        parser.add_lightning_class_args(RunCheckpoint, "checkpoint")
+        parser.set_defaults({"checkpoint.monitor": self.monitor, "checkpoint.mode": self.monitor_mode,
+                             "checkpoint.save_last": True, "checkpoint.filename": "best-{epoch:02d}-{step}"})
+        if self.link_backbone:
+            parser.link_arguments("model.init_args.backbone", "data.backbone")
+
+    # --- run folder ----------------------------------------------------------------------------
+    @property
+    def _cfg(self):
+        return self.config[self.subcommand] if self.subcommand else self.config
+
+    def run_dir(self) -> Path:
+        cfg = self._cfg
+        if cfg.get("run_dir"):
+            return Path(cfg["run_dir"])
+        configs = cfg.get("config") or []
+        stem = Path(str(configs[-1])).stem if configs else f"{type(self).__name__.lower()}_run"
+        return CHECKPOINTS_ROOT / stem
+
+    def before_instantiate_classes(self) -> None:
+        cfg, run = self._cfg, self.run_dir()
+        if cfg["trainer"].get("default_root_dir") is None:
+            cfg["trainer"]["default_root_dir"] = str(run)
+        if cfg["checkpoint"].get("dirpath") is None:
+            cfg["checkpoint"]["dirpath"] = str(run / "ckpt")
+
+    def instantiate_trainer(self, **kwargs) -> pl.Trainer:
+        trainer_cfg = self._get(self.config_init, "trainer", default={})
+        if trainer_cfg.get("logger") in (None, True) and "logger" not in kwargs:
+            run = self.run_dir()
+            loggers = [CSVLogger(str(run), name="logs")]
+            if self._cfg.get("wandb"):
+                from pytorch_lightning.loggers import WandbLogger
+
+                os.environ.setdefault("WANDB_MODE", "offline")
+                loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run)))
+            kwargs["logger"] = loggers
+        return super().instantiate_trainer(**kwargs)
+
+    # --- after fit: test, metrics, export -------------------------------------------------------
+    def after_fit(self) -> None:
+        trainer = self.trainer
+        if trainer.fast_dev_run or getattr(trainer, "interrupted", False):
+            return
+        ckpt = self.best_checkpoint()
+        results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+        metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
+        if trainer.is_global_zero:
+            run = self.run_dir()
+            run.mkdir(parents=True, exist_ok=True)
+            (run / "test_metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
+            if self.exporter is not None and ckpt is not None:
+                out = type(self).exporter(ckpt, run / "export", metrics)
+                print(f"exported to {out}")
+        trainer.strategy.barrier()
+
+    def best_checkpoint(self) -> str | None:
+        cb = self.trainer.checkpoint_callback
+        if cb is not None and cb.best_model_path:
+            return cb.best_model_path
+        if cb is not None and cb.last_model_path:
+            return cb.last_model_path
+        return None

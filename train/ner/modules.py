@@ -1,0 +1,218 @@
+"""LightningModules for RaTE NER: :class:`IOBTagger` and :class:`SpanTagger`.
+
+Both predict word-level IOB2 tags, so one metric path (seqeval, strict IOB2) serves both.
+Validation and test gather every rank's sentences before computing metrics, so the figures are
+those of the whole split under DDP too (the distributed sampler may repeat up to
+``world_size - 1`` sentences to even out the shards).
+"""
+
+from __future__ import annotations
+
+import torch
+import pytorch_lightning as pl
+import torch.distributed as dist
+from torch import nn
+
+from radscore.labels import ID2LABEL, IOB_LABELS, LABEL2ID, OUTSIDE
+from radscore.models import PACKAGED_MINILM, resolve_model_path
+from radscore.span_model import SPAN_CLASSES, SpanNERModel, decode_spans
+from data.iob import iob_to_spans, spans_to_iob
+from train.ner.metrics import ner_metrics
+
+MONITOR = "val/f1"  # the NER task's monitored key, defined once
+
+
+def _gather(objects: list) -> list:
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, objects)
+        return [o for part in parts for o in part]
+    return objects
+
+
+class NERTagger(pl.LightningModule):
+    """Shared training loop, metrics, optimiser and checkpoint checks of the NER models.
+
+    Subclasses define ``compute_loss(batch) -> loss`` and ``predict_tags(batch) -> word tags``.
+    """
+
+    task = "ner"
+    scheme = ""
+    monitor = MONITOR
+
+    def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 5e-5, head_lr: float | None = None,
+                 weight_decay: float = 0.01, warmup_ratio: float = 0.1):
+        super().__init__()
+        self.backbone = backbone
+        self._eval: dict[str, list] = {}
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        return []
+
+    # --- loop ---------------------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        dm = getattr(self.trainer, "datamodule", None)
+        if dm is not None and getattr(dm, "scheme", self.scheme) != self.scheme:
+            raise ValueError(f"{type(self).__name__} needs data.scheme={self.scheme!r}, got {dm.scheme!r}")
+
+    def on_fit_start(self) -> None:
+        total = sum(p.numel() for p in self.parameters())
+        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        for logger in self.loggers:
+            logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
+
+    def training_step(self, batch, batch_idx):
+        loss = self.compute_loss(batch)
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["items"]))
+        return loss
+
+    def _eval_step(self, stage: str, batch) -> None:
+        loss = self.compute_loss(batch)
+        self.log(f"{stage}/loss", loss, batch_size=len(batch["items"]), sync_dist=True)
+        gold = [i.sentence.tags for i in batch["items"]]
+        self._eval.setdefault(stage, []).extend(zip(gold, self.predict_tags(batch)))
+
+    def validation_step(self, batch, batch_idx):
+        self._eval_step("val", batch)
+
+    def test_step(self, batch, batch_idx):
+        self._eval_step("test", batch)
+
+    def _eval_end(self, stage: str) -> None:
+        pairs = _gather(self._eval.pop(stage, []))
+        if not pairs:
+            return
+        metrics = ner_metrics([g for g, _ in pairs], [p for _, p in pairs], per_type=stage == "test")
+        for key, value in metrics.items():
+            self.log(f"{stage}/{key}", value, prog_bar=key == "f1", rank_zero_only=False)
+
+    def on_validation_epoch_end(self):
+        self._eval_end("val")
+
+    def on_test_epoch_end(self):
+        self._eval_end("test")
+
+    def predict_step(self, batch, batch_idx):
+        out = []
+        for item, tags in zip(batch["items"], self.predict_tags(batch)):
+            s = item.sentence
+            out.append({"id": s.id, "tokens": s.tokens, "pred_tags": tags,
+                        "entities": [{"start": a, "end": b, "type": t, "text": " ".join(s.tokens[a:b + 1])}
+                                     for a, b, t in iob_to_spans(tags)]})
+        return out
+
+    def configure_optimizers(self):
+        from transformers import get_linear_schedule_with_warmup
+
+        hp = self.hparams
+        head = {id(p) for p in self.head_parameters()}
+        groups = [{"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr}]
+        if head:
+            groups.append({"params": [p for p in self.parameters() if id(p) in head],
+                           "lr": hp.head_lr or hp.lr})
+        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # --- checkpoints: refuse a checkpoint of another task or label set ------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["radscore"] = {"task": f"{self.task}-{self.scheme.lower()}", "labels": list(IOB_LABELS)}
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        check_checkpoint(checkpoint, f"{self.task}-{self.scheme.lower()}")
+
+
+def check_checkpoint(checkpoint: dict, expected_task: str) -> None:
+    info = checkpoint.get("radscore")
+    if info is None:
+        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {expected_task} checkpoint")
+    if info.get("task") != expected_task:
+        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {expected_task!r}")
+    if "labels" in info and list(info["labels"]) != list(IOB_LABELS):
+        raise ValueError(f"checkpoint label set {info['labels']} differs from RaTE-NER's {list(IOB_LABELS)}")
+
+
+class IOBTagger(NERTagger):
+    """``AutoModelForTokenClassification`` with the 11 RaTE-NER labels in SPEC order."""
+
+    scheme = "IOB"
+
+    def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 5e-5, head_lr: float | None = None,
+                 weight_decay: float = 0.01, warmup_ratio: float = 0.1, classifier_dropout: float = 0.1,
+                 ignore_mismatched_sizes: bool = False):
+        """``ignore_mismatched_sizes``: start from a token classifier with another label set
+        (e.g. Medical-NER) and replace its head with a fresh 11-label one."""
+        super().__init__(backbone, lr, head_lr, weight_decay, warmup_ratio)
+        self.save_hyperparameters()
+        from transformers import AutoModelForTokenClassification
+
+        self.model = AutoModelForTokenClassification.from_pretrained(
+            resolve_model_path(backbone), num_labels=len(IOB_LABELS), id2label=dict(ID2LABEL),
+            label2id=dict(LABEL2ID), classifier_dropout=classifier_dropout,
+            ignore_mismatched_sizes=ignore_mismatched_sizes)
+        self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
+
+    def head_parameters(self):
+        return list(self.model.classifier.parameters())
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
+
+    def compute_loss(self, batch):
+        return self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                          labels=batch["labels"]).loss
+
+    @torch.no_grad()
+    def predict_tags(self, batch):
+        pred = self(batch["input_ids"], batch["attention_mask"]).argmax(-1).cpu()
+        out = []
+        for k, item in enumerate(batch["items"]):
+            tags = [ID2LABEL[int(pred[k, p])] for p in item.first_pieces]
+            out.append(tags + [OUTSIDE] * (len(item.sentence.tokens) - len(tags)))
+        return out
+
+
+class SpanTagger(NERTagger):
+    """The PURE span model: spans up to ``max_span_width`` words, start/end states + width
+    embedding, an MLP of ``mlp_layers`` layers of ``mlp_hidden`` units into 5 types or none."""
+
+    scheme = "span"
+
+    def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 5e-5, head_lr: float | None = 5e-4,
+                 weight_decay: float = 0.01, warmup_ratio: float = 0.1, max_span_width: int = 8,
+                 width_dim: int = 150, mlp_hidden: int = 150, mlp_layers: int = 2, dropout: float = 0.2):
+        super().__init__(backbone, lr, head_lr, weight_decay, warmup_ratio)
+        self.save_hyperparameters()
+        self.model = SpanNERModel.from_backbone(
+            resolve_model_path(backbone), max_span_width=max_span_width, width_dim=width_dim,
+            mlp_hidden=mlp_hidden, mlp_layers=mlp_layers, dropout=dropout)
+        self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
+        self.loss_fn = nn.CrossEntropyLoss(ignore_index=-100)
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        dm = getattr(self.trainer, "datamodule", None)
+        if dm is not None and dm.max_span_width != self.hparams.max_span_width:
+            raise ValueError(f"data.max_span_width={dm.max_span_width} differs from the model's "
+                             f"max_span_width={self.hparams.max_span_width}")
+
+    def head_parameters(self):
+        return list(self.model.head.parameters())
+
+    def forward(self, batch):
+        return self.model(batch["input_ids"], batch["attention_mask"], batch["span_starts"],
+                          batch["span_ends"], batch["span_widths"])
+
+    def compute_loss(self, batch):
+        logits = self(batch)
+        return self.loss_fn(logits.reshape(-1, len(SPAN_CLASSES)), batch["span_labels"].reshape(-1))
+
+    @torch.no_grad()
+    def predict_tags(self, batch):
+        probs = self(batch).softmax(-1).cpu()
+        out = []
+        for k, item in enumerate(batch["items"]):
+            entities = decode_spans(item.spans, probs[k, : len(item.spans)])
+            out.append(spans_to_iob(len(item.sentence.tokens), entities))
+        return out
