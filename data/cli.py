@@ -1,4 +1,4 @@
-"""Command line of the data layer: ``python -m data {validate,build-samples,stats} …``."""
+"""Command line of the data layer: ``python -m data {validate,build-samples,stats,synth} …``."""
 
 from __future__ import annotations
 
@@ -36,6 +36,30 @@ def _stats(args) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _synth(args) -> int:
+    from data.synth.generate import DEFAULT_OUT, generate, generate_default, parse_sizes
+
+    args.out = args.out or str(DEFAULT_OUT)
+    if args.if_missing:
+        counts = generate_default(args.out, args.seed, reports=args.reports, progress=_progress)
+        if counts is None:
+            print(f"{args.out}: synthetic sets already present (nothing to do)")
+            return 0
+    else:
+        counts = generate(args.out, args.seed, parse_sizes(args.sizes), args.reports,
+                          progress=_progress)
+    width = max(len(k) for k in counts)
+    print(f"SYNTHETIC benchmark sets written to {args.out} (seed {args.seed})")
+    print(f"{'set':<{width}}  items (synthetic)")
+    for name, n in counts.items():
+        print(f"{name:<{width}}  {n}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m data", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -53,6 +77,21 @@ def main(argv=None) -> int:
     p = sub.add_parser("stats", help="entity statistics of a RaTE-NER folder (paper's Table 2)")
     p.add_argument("folder")
     p.set_defaults(func=_stats)
+
+    p = sub.add_parser("synth", help="generate the SYNTHETIC labelled benchmark sets (ReXVal, "
+                       "RaTE-Eval, ER²Score and ClinicalBLEURT formats) from the corpus")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: checkpoints/synthetic of the repository)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sizes", default=None,
+                   help="e.g. rexval=120,task1=400,task2=300,task3=150,er2=600,bleurt=600 "
+                   "(sets not named keep these defaults)")
+    p.add_argument("--reports", default=None, help="corpus JSONL file or folder of JSONL files "
+                   "(default: data/samples/reports.jsonl, else data/samples/parts/)")
+    p.add_argument("--if-missing", action="store_true",
+                   help="generate the default sizes (--sizes is ignored) only when --out holds "
+                   "no synthetic set yet")
+    p.set_defaults(func=_synth)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

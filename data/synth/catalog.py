@@ -1,0 +1,90 @@
+"""Which edits exist, and the seeded loop that applies a number of them to a draft.
+
+The generator chooses an error in three seeded steps, so that rare categories are not drowned by
+common ones: a ReXVal category among those with at least one possible edit (uniform), a kind
+within it (uniform), then one concrete option (uniform). Options are recomputed after every edit,
+so later edits see earlier ones and never overlap them.
+"""
+
+from __future__ import annotations
+
+import random
+
+from data.synth import edits as E
+from data.synth import rewrites as R
+from data.synth.draft import Draft, EditConflict, Option, apply
+from data.synth.lexicon import Lexicon
+
+ERROR_FINDERS = {
+    "insert_finding": None,  # needs donors: see error_options
+    "unnegate": R.find_unnegate,
+    "antonym": R.find_antonyms,
+    "remove_finding": E.find_remove_finding,
+    "negate": R.find_negate,
+    "laterality": E.find_laterality,
+    "site": E.find_site,
+    "severity": E.find_severity,
+    "size": E.find_size,
+    "add_comparison": E.find_add_comparison,
+    "remove_comparison": E.find_remove_comparison,
+}
+ERROR_KINDS = tuple(ERROR_FINDERS)
+# Kinds that make sense inside one sentence (RaTE-Eval Task 1): no sentence insertion or removal.
+SENTENCE_KINDS = tuple(k for k in ERROR_KINDS if k not in ("insert_finding", "remove_finding"))
+TYPO_FINDERS = {"spelling": R.find_spelling, "grammar": R.find_grammar}
+
+
+def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS) -> list[Option]:
+    out = []
+    for kind in kinds:
+        if kind == "insert_finding":
+            out += E.find_insert_finding(draft, lex, donors)
+        else:
+            out += ERROR_FINDERS[kind](draft, lex)
+    return out
+
+
+def _pick(options: list[Option], rng: random.Random) -> Option:
+    by_cat: dict = {}
+    for o in options:
+        by_cat.setdefault(o.category if o.category is not None else 0, []).append(o)
+    cat = rng.choice(sorted(by_cat))
+    kinds = sorted({o.kind for o in by_cat[cat]})
+    kind = rng.choice(kinds)
+    return rng.choice([o for o in by_cat[cat] if o.kind == kind])
+
+
+def add_errors(draft: Draft, n: int, rng: random.Random, lex: Lexicon, donors=(),
+               kinds=ERROR_KINDS) -> int:
+    """Apply up to ``n`` errors; returns how many were applied (fewer when none is possible)."""
+    done = 0
+    for _ in range(n):
+        options = error_options(draft, lex, donors, kinds)
+        if not options:
+            break
+        apply(draft, _pick(options, rng))
+        done += 1
+    return done
+
+
+def add_from(draft: Draft, n: int, rng: random.Random, lex: Lexicon, finders) -> int:
+    """Apply up to ``n`` options drawn from ``finders`` (e.g. typos, synonyms)."""
+    done = 0
+    for _ in range(n):
+        options = [o for f in finders for o in f(draft, lex)]
+        if not options:
+            break
+        try:
+            apply(draft, _pick(options, rng))
+        except EditConflict:  # cannot happen with fresh options; kept as a guard
+            break
+        done += 1
+    return done
+
+
+def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 1) -> int:
+    """Apply up to ``n`` synonym rewrites, or one reordering when no synonym fits."""
+    done = add_from(draft, n, rng, lex, [R.find_synonyms])
+    if done == 0:
+        done = add_from(draft, 1, rng, lex, [R.find_reorder])
+    return done

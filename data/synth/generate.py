@@ -1,0 +1,305 @@
+"""Build the SYNTHETIC benchmark sets from the authored corpus: every label is known by design.
+
+:func:`generate` makes, from reference reports and a seed, candidates with known edits
+(:mod:`data.synth.edits`, :mod:`data.synth.rewrites`) and their labels (:mod:`data.synth.labels`),
+then writes them in the published formats (:mod:`data.synth.writers`). Each set draws from its own
+``random.Random(f"{seed}:{set name}")``, so changing one size never changes another set, and the
+same seed always gives byte-identical files.
+
+Sizes (``--sizes rexval=120,task1=400,...``): ``rexval`` pairs (rounded up to whole studies of 4
+candidates), ``task1`` sentence pairs, ``task2`` paragraph pairs, ``task3`` triads, ``er2`` rows
+per scoring system (rounded up to whole references of 3 candidates), ``bleurt`` rows. A reference
+is reused (with new random edits) only when a set asks for more items than the corpus has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from pathlib import Path
+
+from data.annotation import AnnotationError, Report, parse_annotated, read_reports
+from data.synth import rewrites as R
+from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, add_errors, add_from,
+                                meaning_preserving)
+from data.synth.draft import FINDING, POSITIVE, Draft
+from data.synth.labels import (RaterNoise, bleurt_counts, clinical_bleurt_quality,
+                               mrscore_items, radcliq_subscores, simulate_raters, task1_rating,
+                               task2_score)
+from data.synth.lexicon import Lexicon, load_lexicon
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "data" / "samples"
+DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
+DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 300, "task3": 150, "er2": 600, "bleurt": 600}
+CANDIDATE_TYPES = ("radgraph", "bertscore", "s_emb", "bleu")  # ReXVal's candidate columns
+REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
+RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
+MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
+SYNONYM_SHARE = 0.3  # share of errored candidates that also get a meaning-preserving rewrite
+
+
+class SynthError(ValueError):
+    """Bad generator input (sizes, corpus)."""
+
+
+def corpus_paths(reports: str | Path | None = None) -> list[Path]:
+    """The corpus: ``reports`` if given, else ``data/samples/reports.jsonl``, else the parts."""
+    if reports:
+        path = Path(reports)
+        paths = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    elif (SAMPLES / "reports.jsonl").is_file():
+        paths = [SAMPLES / "reports.jsonl"]
+    else:
+        paths = sorted((SAMPLES / "parts").glob("*.jsonl"))
+    if not paths or not all(p.is_file() for p in paths):
+        raise SynthError(f"no corpus file found (looked at {reports or SAMPLES})")
+    return paths
+
+
+def load_corpus(paths) -> list[Report]:
+    reports, seen = [], {}
+    for path in paths:
+        for rep in read_reports(path):
+            if rep.id in seen:
+                raise AnnotationError(f"{path}: report id {rep.id!r} also in {seen[rep.id]}")
+            seen[rep.id] = path
+            reports.append(rep)
+    if len(reports) < 2:
+        raise SynthError("the generator needs at least two reference reports")
+    return sorted(reports, key=lambda r: r.id)
+
+
+def parse_sizes(text: str | None) -> dict[str, int]:
+    """``"rexval=50,task1=400"`` -> sizes, the others at their defaults."""
+    sizes = dict(DEFAULT_SIZES)
+    for item in filter(None, (text or "").split(",")):
+        key, _, value = item.partition("=")
+        key = key.strip()
+        if key not in DEFAULT_SIZES:
+            raise SynthError(f"unknown set {key!r} in --sizes; expected some of {list(DEFAULT_SIZES)}")
+        if not value.strip().isdigit():
+            raise SynthError(f"--sizes {item!r}: expected {key}=<non-negative integer>")
+        sizes[key] = int(value)
+    return sizes
+
+
+def split_of(reference_id: str, test_share: int = 5) -> str:
+    """Train/test by the SHA-1 of the reference id: one report in five goes to test."""
+    return "test" if int(hashlib.sha1(reference_id.encode()).hexdigest()[:8], 16) % test_share == 0 else "train"
+
+
+def _stream(items, rng: random.Random):
+    while True:
+        order = list(items)
+        rng.shuffle(order)
+        yield from order
+
+
+class Generator:
+    """Candidates for one corpus and lexicon; each builder takes its own seeded ``rng``."""
+
+    def __init__(self, reports: list[Report], lex: Lexicon | None = None):
+        self.reports = reports
+        self.lex = lex or load_lexicon()
+        self.donors: dict[str, list] = {}
+        for rep in reports:
+            for section in ("findings", "impression"):
+                for sent in getattr(rep, section):
+                    if any(e.type in POSITIVE for e in sent.entities):
+                        self.donors.setdefault(rep.anatomy, []).append((rep.id, section, sent))
+
+    def _donors(self, rep: Report, rng: random.Random, k: int = 16):
+        pool = [d for d in self.donors.get(rep.anatomy, []) if d[0] != rep.id]
+        return rng.sample(pool, min(k, len(pool)))
+
+    def candidate(self, rep: Report, rng: random.Random, n_errors: int, n_typos: int = 0,
+                  kinds=ERROR_KINDS) -> dict | None:
+        """A finalized candidate of ``rep`` (None when it would equal the reference)."""
+        draft = Draft.from_report(rep)
+        add_errors(draft, n_errors, rng, self.lex, self._donors(rep, rng), kinds)
+        if n_typos:
+            add_from(draft, n_typos, rng, self.lex, [R.find_spelling, R.find_grammar])
+        if draft.text == draft.reference or rng.random() < SYNONYM_SHARE:
+            meaning_preserving(draft, rng, self.lex)
+        return None if draft.text == draft.reference else draft.finalize()
+
+    def _attempts(self, n: int) -> range:
+        return range(max(100, 20 * n))
+
+    # -- sets ----------------------------------------------------------------------------------
+    def rexval(self, n_pairs: int, rng: random.Random, noise: RaterNoise) -> list[dict]:
+        studies, refs = [], _stream(self.reports, rng)
+        n_studies = math.ceil(n_pairs / len(CANDIDATE_TYPES))
+        for _ in self._attempts(n_studies):
+            if len(studies) >= n_studies:
+                break
+            rep, cands = next(refs), {}
+            for ctype in CANDIDATE_TYPES:
+                cand = self.candidate(rep, rng, rng.choice(REXVAL_ERRORS))
+                if cand is None:
+                    break
+                cand["raters"] = simulate_raters(cand["edits"], rng, noise)
+                cands[ctype] = cand
+            if len(cands) == len(CANDIDATE_TYPES):
+                studies.append({"study_id": f"synthetic-{len(studies):04d}", "reference_id": rep.id,
+                                "reference": rep.text(), "candidates": cands})
+        return studies
+
+    def task1(self, n: int, rng: random.Random) -> list[dict]:
+        pool = [(rep, sec, k, s) for rep in self.reports for sec in ("findings", "impression")
+                for k, s in enumerate(getattr(rep, sec)) if s.entities]
+        out, stream = [], _stream(pool, rng)
+        for _ in self._attempts(n):
+            if len(out) >= n:
+                break
+            rep, sec, k, sent = next(stream)
+            draft = Draft.from_sentences(rep.id, [(sec, sent)], rep.anatomy, rep.modality)
+            add_errors(draft, rng.choice((0, 1, 1, 2, 2, 3)), rng, self.lex, (), SENTENCE_KINDS)
+            if draft.text == draft.reference or rng.random() < SYNONYM_SHARE:
+                meaning_preserving(draft, rng, self.lex)
+            if draft.text == draft.reference:
+                continue
+            cand = draft.finalize()
+            n_cand = sum(len(parse_annotated(s["annotated"]).entities)
+                         for s in cand["candidate_sentences"])
+            errors, potential, rating = task1_rating(len(sent.entities), n_cand, cand["edits"])
+            cand.update(id=f"task1-{len(out):05d}", sentence=f"{sec}[{k}]", split=split_of(rep.id),
+                        labels={"errors": errors, "potential_errors": potential, "rate": rating})
+            out.append(cand)
+        return out
+
+    def task2(self, n: int, rng: random.Random) -> list[dict]:
+        out, refs = [], _stream(self.reports, rng)
+        for _ in self._attempts(n):
+            if len(out) >= n:
+                break
+            rep = next(refs)
+            n_find = sum(1 for s in rep.sentences for e in s.entities if e.type in FINDING)
+            cand = self.candidate(rep, rng, rng.randint(0, max(1, n_find)))
+            if cand is None:
+                continue
+            share, score = task2_score(n_find, cand["edits"])
+            cand.update(id=f"task2-{len(out):05d}", split=split_of(rep.id),
+                        labels={"findings": n_find, "share_correct": share, "Score": score})
+            out.append(cand)
+        return out
+
+    def task3(self, n: int, rng: random.Random) -> list[dict]:
+        out, refs = [], _stream(self.reports, rng)
+        for _ in self._attempts(n):
+            if len(out) >= n:
+                break
+            rep = next(refs)
+            syn, opp = Draft.from_report(rep), Draft.from_report(rep)
+            if not meaning_preserving(syn, rng, self.lex, rng.randint(1, 3)):
+                continue
+            if not add_from(opp, 1, rng, self.lex, [R.find_opposites]):
+                continue
+            s, o = syn.finalize(), opp.finalize()
+            out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
+                        "original": rep.text(), "synonym": s["candidate"], "opposite": o["candidate"],
+                        "synonym_edits": s["edits"], "opposite_edits": o["edits"],
+                        "synonym_sentences": s["candidate_sentences"],
+                        "opposite_sentences": o["candidate_sentences"]})
+        return out
+
+    def er2(self, n_rows: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
+        radcliq, mrscore, refs = [], [], _stream(self.reports, rng)
+        n_refs = math.ceil(n_rows / 3)
+        done = 0
+        for _ in self._attempts(n_refs):
+            if done >= n_refs:
+                break
+            rep = next(refs)
+            rc = [self.candidate(rep, rng, rng.randint(lo, hi)) for lo, hi in RADCLIQ_TIERS]
+            mr = [self.candidate(rep, rng, rng.randint(*e), rng.randint(*t)) for e, t in MRSCORE_PLANS]
+            if any(c is None for c in rc + mr):
+                continue
+            for cand in rc:
+                subs = radcliq_subscores(cand["edits"])
+                total = sum(subs.values())
+                cand.update(id=f"radcliq-{len(radcliq):05d}", system="radcliq", subscores=subs,
+                            total=float(total), higher_is_better=False,
+                            tier="0-2" if total <= 2 else "3-4" if total <= 4 else "5+")
+                radcliq.append(cand)
+            for cand in mr:
+                items, subs, total = mrscore_items(cand["edits"])
+                cand.update(id=f"mrscore-{len(mrscore):05d}", system="mrscore", subscores=subs,
+                            total=total, item_errors=items, higher_is_better=True,
+                            tier="70-100" if total >= 70 else "40-70" if total >= 40 else "0-40")
+                mrscore.append(cand)
+            done += 1
+        return radcliq, mrscore
+
+    def bleurt(self, n: int, rng: random.Random, weights: dict | None = None) -> list[dict]:
+        out, refs = [], _stream(self.reports, rng)
+        for _ in self._attempts(n):
+            if len(out) >= n:
+                break
+            rep = next(refs)
+            cand = self.candidate(rep, rng, rng.randint(0, 5), rng.randint(0, 3))
+            if cand is None:
+                continue
+            counts = bleurt_counts(cand["edits"])
+            quality, error_score, max_sentlen = clinical_bleurt_quality(
+                cand["reference"], cand["candidate"], counts, weights)
+            cand.update(id=f"bleurt-{len(out):05d}", score=quality, error_score=error_score,
+                        max_sentlen=max_sentlen, **counts)
+            out.append(cand)
+        return out
+
+
+def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | None = None,
+             reports: str | Path | None = None, lexicon_dir: str | Path | None = None,
+             noise: RaterNoise = RaterNoise(), bleurt_weights: dict | None = None,
+             progress=None) -> dict:
+    """Generate every set and write it under ``out_dir``; returns ``{set: item count}``.
+
+    ``progress``, when given, is called with a short message before each set is built.
+    """
+    from data.synth.writers import write_all
+
+    sizes = {**DEFAULT_SIZES, **(sizes or {})}
+    for key, value in sizes.items():
+        if key not in DEFAULT_SIZES or not isinstance(value, int) or value < 0:
+            raise SynthError(f"bad size {key}={value!r}; expected sets {list(DEFAULT_SIZES)} >= 0")
+    paths = corpus_paths(reports)
+    gen = Generator(load_corpus(paths), load_lexicon(lexicon_dir))
+    rng = {name: random.Random(f"{seed}:{name}") for name in DEFAULT_SIZES}
+    say = progress or (lambda message: None)
+    builders = {
+        "rexval": lambda: gen.rexval(sizes["rexval"], rng["rexval"], noise),
+        "task1": lambda: gen.task1(sizes["task1"], rng["task1"]),
+        "task2": lambda: gen.task2(sizes["task2"], rng["task2"]),
+        "task3": lambda: gen.task3(sizes["task3"], rng["task3"]),
+        "er2": lambda: gen.er2(sizes["er2"], rng["er2"]),
+        "bleurt": lambda: gen.bleurt(sizes["bleurt"], rng["bleurt"], bleurt_weights),
+    }
+    sets = {}
+    for name, build in builders.items():
+        say(f"synthetic {name}: {sizes[name]} items from {len(gen.reports)} reports")
+        if name == "er2":
+            sets["radcliq"], sets["mrscore"] = build()
+        else:
+            sets[name] = build()
+    info = {"seed": seed, "sizes": sizes, "corpus": [str(p) for p in paths],
+            "n_reports": len(gen.reports), "noise": noise,
+            "bleurt_weights": bleurt_weights}
+    write_all(Path(out_dir), sets, info)
+    counts = {k: len(v) for k, v in sets.items()}
+    counts["rexval"] = len(sets["rexval"]) * len(CANDIDATE_TYPES)
+    return counts
+
+
+def generate_default(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, force: bool = False,
+                     reports: str | Path | None = None, progress=None) -> dict | None:
+    """Generate the small default sets unless ``out_dir`` already holds them (for make targets).
+
+    Returns the counts, or None when the sets were already there.
+    """
+    if (Path(out_dir) / "SYNTHETIC_README.md").is_file() and not force:
+        return None
+    return generate(out_dir, seed, DEFAULT_SIZES, reports, progress=progress)
+

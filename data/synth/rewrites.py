@@ -1,0 +1,258 @@
+"""Rewrites: meaning-preserving (synonyms, reordering), opposite (negation flips) and typos.
+
+- ``synonym``: a phrase of a synonym group (``data/lexicons/synonyms.yaml``) becomes another member
+  of the group, inside one entity span or inside plain text: every entity keeps its type.
+- ``reorder``: two neighbouring sentences of the same section change places (not when the second
+  starts with a word that points back, e.g. "This", "It").
+- ``unnegate`` / ``negate`` / ``antonym`` (``data/lexicons/negation.yaml``): the opposite rewrites.
+  They flip the type of at least one span (NON-X <-> X); as errors they are category 1 (a finding
+  appears) or 2 (a finding disappears), always clinically significant.
+- ``spelling`` / ``grammar`` (``data/lexicons/spelling.yaml``): a typo in one word, a broken
+  subject-verb agreement or a dropped article; no ReXVal category, no change of meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+from data.annotation import tokenize_words
+from data.synth.draft import FLIP, NEGATED, POSITIVE, Draft, Option, Slot
+from data.synth.edits import ANAPHORA, editable, lowered, match_case, phrase_re
+from data.synth.lexicon import Lexicon
+
+_LIST_GAP = re.compile(r"^(?:\s|,|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
+_FINAL = re.compile(r"\s*(?:[.,;:]|$)")
+
+
+def _segments(slot: Slot):
+    """``(start, end)`` of every entity span and every stretch of plain text between them."""
+    out, pos = [], 0
+    for sp in sorted(slot.spans, key=lambda s: s.start):
+        if sp.start > pos:
+            out.append((pos, sp.start))
+        out.append((sp.start, sp.end))
+        pos = sp.end
+    if pos < len(slot.text):
+        out.append((pos, len(slot.text)))
+    return out
+
+
+def find_synonyms(draft: Draft, lex: Lexicon) -> list[Option]:
+    out = []
+    for i, slot in editable(draft):
+        for s, e in _segments(slot):
+            segment = slot.text[s:e]
+            low = segment.lower()
+            for group, terms in zip(lex.synonyms, lowered(tuple(g.terms for g in lex.synonyms))):
+                for term, term_low in terms:
+                    if term_low not in low:  # cheap pre-check before the regex
+                        continue
+                    for m in phrase_re(term).finditer(segment):
+                        a, b = s + m.start(), s + m.end()
+                        if group.final and not _FINAL.match(slot.text, b):
+                            continue
+                        if not slot.free(a, b):
+                            continue
+                        for other in group.terms:
+                            if other.lower() == term.lower():
+                                continue
+                            new = match_case(m.group(), other)
+                            out.append(Option("synonym", None, False, "meaning-preserving synonym",
+                                              i, start=a, end=b, text=new,
+                                              detail=(("from", m.group()), ("to", new))))
+    return out
+
+
+def find_reorder(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
+    live = [k for k, s in enumerate(draft.slots) if s.deleted_by is None]
+    out = []
+    for k, nxt in zip(live, live[1:]):
+        a, b = draft.slots[k], draft.slots[nxt]
+        if a.section != b.section or a.moved_by is not None or b.moved_by is not None:
+            continue
+        if a.ref_index is None or b.ref_index is None:
+            continue
+        first = b.text.split(" ", 1)[0].lower().strip(",;:")
+        if first in ANAPHORA - {"the"}:
+            continue
+        out.append(Option("reorder", None, False, "meaning-preserving change of sentence order",
+                          k, op="swap", other=nxt))
+    return out
+
+
+def _list_from(slot: Slot, spans, k: int, flip_from) -> list[int]:
+    """Indices of the spans to flip: span ``k`` and the list that follows it (rule 6)."""
+    flips = []
+    for j in range(k, len(spans)):
+        if j > k and not _LIST_GAP.match(slot.text[spans[j - 1].end:spans[j].start]):
+            break
+        if spans[j].type in flip_from:
+            flips.append(j)
+        elif spans[j].type != "ANATOMY":
+            break
+    return flips
+
+
+def _lower_first(text: str) -> str:
+    word = text.split(" ", 1)[0]
+    if word[:1].isupper() and word[1:] == word[1:].lower() and word[1:].isalpha():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _flip_option(slot: Slot, i: int, spans, k: int, cue_start: int, cue_to: str, flip_from,
+                 kind: str, category: int, why: str, cue: str, lower: bool = False):
+    flips = _list_from(slot, spans, k, flip_from)
+    if not flips:
+        return None
+    a, b = cue_start, spans[flips[-1]].end
+    first = spans[k].start
+    body = slot.text[first:b]
+    if lower:
+        body = _lower_first(body)
+    new = cue_to + body
+    if a == 0 and new[:1].islower():
+        new = new[0].upper() + new[1:]
+    if not slot.free(a, b) or slot.crosses_span(a, b):
+        return None
+    shift = len(cue_to) - first
+    new_spans = tuple(
+        (spans[j].start + shift, spans[j].end + shift,
+         FLIP[spans[j].type] if j in flips else spans[j].type)
+        for j in range(k, flips[-1] + 1)
+    )
+    flipped = [f"{slot.span_text(spans[j])}: {spans[j].type} -> {FLIP[spans[j].type]}" for j in flips]
+    return Option(kind, category, True, why, i, start=a, end=b, text=new, spans=new_spans,
+                  detail=(("cue", cue), ("to", cue_to), ("flipped", flipped)))
+
+
+def _cue_before(text: str, pos: int, cues):
+    for cue in cues:  # longest first
+        start = pos - len(cue.cue)
+        if start < 0 or text[start:pos] != cue.cue:
+            continue
+        if cue.initial and start != 0:
+            continue
+        if start > 0 and text[start - 1].isalnum():
+            continue
+        return cue, start
+    return None, None
+
+
+def find_unnegate(draft: Draft, lex: Lexicon) -> list[Option]:
+    """Category 1: a negated finding is stated as present ("No X" -> "There is X")."""
+    out = []
+    for i, slot in editable(draft):
+        spans = sorted(slot.spans, key=lambda s: s.start)
+        for k, sp in enumerate(spans):
+            if sp.type not in NEGATED + ("ANATOMY",):
+                continue
+            cue, start = _cue_before(slot.text, sp.start, lex.unnegate)
+            if cue is None:
+                continue
+            opt = _flip_option(slot, i, spans, k, start, cue.to, NEGATED, "unnegate", 1,
+                               "a negated finding is stated as present", cue.cue)
+            if opt:
+                out.append(opt)
+    return out
+
+
+def find_negate(draft: Draft, lex: Lexicon) -> list[Option]:
+    """Category 2: a present finding is negated ("with X" -> "without X", "X." -> "No X.")."""
+    out = []
+    for i, slot in editable(draft):
+        spans = sorted(slot.spans, key=lambda s: s.start)
+        for k, sp in enumerate(spans):
+            if sp.type not in POSITIVE + ("ANATOMY",):
+                continue
+            why = "a present finding is negated"
+            if sp.start == 0:
+                opt = _flip_option(slot, i, spans, k, 0, lex.negate_prefix, POSITIVE, "negate", 2,
+                                   why, "", lower=True)
+            else:
+                cue, start = _cue_before(slot.text, sp.start, lex.negate)
+                opt = cue and _flip_option(slot, i, spans, k, start, cue.to, POSITIVE, "negate", 2,
+                                           why, cue.cue)
+            if opt:
+                out.append(opt)
+    return out
+
+
+def find_antonyms(draft: Draft, lex: Lexicon) -> list[Option]:
+    """Category 1 or 2: a normal statement becomes abnormal or the reverse ("patent" <-> "occluded")."""
+    to_abnormal = {a.lower(): b for a, b in lex.antonyms}
+    to_normal = {}
+    for a, b in lex.antonyms:
+        to_normal.setdefault(b.lower(), a)
+    out = []
+    for i, slot in editable(draft):
+        for sp in slot.spans:
+            text = slot.span_text(sp)
+            if sp.type == "NON-ABNORMALITY" and text.lower() in to_abnormal:
+                new, typ, cat = match_case(text, to_abnormal[text.lower()]), "ABNORMALITY", 1
+                why = "a normal statement is replaced by its abnormal opposite"
+            elif sp.type == "ABNORMALITY" and text.lower() in to_normal:
+                new, typ, cat = match_case(text, to_normal[text.lower()]), "NON-ABNORMALITY", 2
+                why = "an abnormal statement is replaced by its normal opposite"
+            else:
+                continue
+            if not slot.free(sp.start, sp.end):
+                continue
+            out.append(Option("antonym", cat, True, why, i, start=sp.start, end=sp.end, text=new,
+                              spans=((0, len(new), typ),),
+                              detail=(("from", text), ("to", new),
+                                      ("flipped", [f"{text}: {sp.type} -> {typ}"]))))
+    return out
+
+
+def find_opposites(draft: Draft, lex: Lexicon) -> list[Option]:
+    return find_unnegate(draft, lex) + find_negate(draft, lex) + find_antonyms(draft, lex)
+
+
+def _typos(word: str) -> list[tuple[str, str]]:
+    m = len(word) // 2
+    out = []
+    if word[m - 1] != word[m]:
+        out.append(("swap", word[: m - 1] + word[m] + word[m - 1] + word[m + 1:]))
+    out.append(("drop", word[:m] + word[m + 1:]))
+    out.append(("double", word[:m] + word[m] + word[m:]))
+    return [(how, t) for how, t in out if t != word]
+
+
+def find_spelling(draft: Draft, lex: Lexicon) -> list[Option]:
+    out = []
+    for i, slot in editable(draft):
+        for word, a, b in tokenize_words(slot.text):
+            if not word.isalpha() or len(word) < lex.spelling_min_length or not slot.free(a, b):
+                continue
+            in_entity = any(sp.start <= a and b <= sp.end for sp in slot.spans)
+            for how, typo in _typos(word):
+                out.append(Option("spelling", None, False, "spelling error (meaning unchanged)", i,
+                                  start=a, end=b, text=typo,
+                                  detail=(("from", word), ("to", typo), ("typo", how),
+                                          ("in_entity", in_entity))))
+    return out
+
+
+def find_grammar(draft: Draft, lex: Lexicon) -> list[Option]:
+    pairs = {}
+    for a, b in lex.agreement:
+        pairs.setdefault(a.lower(), b)
+        pairs.setdefault(b.lower(), a)
+    articles = {w.lower() for w in lex.articles}
+    out = []
+    for i, slot in editable(draft):
+        for word, a, b in tokenize_words(slot.text):
+            if any(sp.start < b and sp.end > a for sp in slot.spans):
+                continue
+            low = word.lower()
+            if low in pairs and slot.free(a, b):
+                new = match_case(word, pairs[low])
+                out.append(Option("grammar", None, False, "agreement error (meaning unchanged)", i,
+                                  start=a, end=b, text=new,
+                                  detail=(("from", word), ("to", new), ("in_entity", False))))
+            elif low in articles and slot.text[b:b + 1] == " " and slot.free(a, b + 1):
+                out.append(Option("grammar", None, False, "dropped article (meaning unchanged)", i,
+                                  start=a, end=b + 1, text="",
+                                  detail=(("from", word), ("to", ""), ("in_entity", False))))
+    return out
