@@ -32,8 +32,17 @@ class RunCheckpoint(ModelCheckpoint):
     older epoch and lose finished work. This writes ``last.ckpt`` every time.
     """
 
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        super().on_train_epoch_end(trainer, pl_module)  # top-k first, when saving at epoch end
+        if self._should_save_on_train_epoch_end(trainer):
+            self._ensure_last(trainer)
+
     def on_validation_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         super().on_validation_end(trainer, pl_module)
+        if not self._should_save_on_train_epoch_end(trainer):
+            self._ensure_last(trainer)
+
+    def _ensure_last(self, trainer: pl.Trainer) -> None:
         from pytorch_lightning.trainer.states import TrainerFn
 
         if (not self.save_last or trainer.fast_dev_run or trainer.sanity_checking
@@ -41,7 +50,6 @@ class RunCheckpoint(ModelCheckpoint):
             return
         if getattr(self, "_last_written_step", None) != trainer.global_step:
             self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
-        self._last_written_step = trainer.global_step
 
     def _save_last_checkpoint(self, trainer, monitor_candidates) -> None:
         super()._save_last_checkpoint(trainer, monitor_candidates)
