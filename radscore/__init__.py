@@ -7,3 +7,22 @@ try:
     __version__ = version("radscore")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0+unknown"
+
+__all__ = ["ClinicalBLEURT", "ER2Score", "RaTEScore", "__version__"]
+
+
+def __getattr__(name: str):
+    # Imported on first use, so `import radscore.labels` (used by data/ and train/) stays light.
+    if name == "RaTEScore":
+        from radscore.ratescore import RaTEScore
+
+        return RaTEScore
+    if name == "ClinicalBLEURT":
+        from radscore.bleurt import ClinicalBLEURT
+
+        return ClinicalBLEURT
+    if name == "ER2Score":
+        from radscore.er2score import ER2Score
+
+        return ER2Score
+    raise AttributeError(f"module 'radscore' has no attribute {name!r}")

@@ -1,0 +1,65 @@
+"""Run the released ``ratescore`` 0.6.0 package on report pairs: executed INSIDE its own venv
+(``.venv-ratescore``, see ``benchmarks/ratescore_venv.py``), never imported by radscore.
+
+    .venv-ratescore/bin/python benchmarks/ratescore_driver.py IN.json OUT.json
+
+``IN.json``: ``{"candidates": [...], "references": [...], "ner": folder, "encoder": folder,
+"matrix": "long" | "short" | JSON path, "batch_size": 1, "entities": false}``.
+
+``OUT.json``: ``scores`` (the package's list, as returned), ``alignment`` (for each returned score,
+the candidate and reference indices it was computed from: the package drops reports with no kept
+sentence, so they differ after such a report), ``sentences`` (each distinct report's kept
+sentences, from the package's own splitter), optionally ``entities`` (the package's entity lists
+of each kept report, candidates then references), ``load_seconds``, ``score_seconds``,
+``peak_rss_mb`` and library versions.
+
+PyRuSH 1.0.13 logs every sentence at DEBUG level through loguru; the driver raises that logger's
+level to WARNING so the timing measures the scorer, not the terminal.
+"""
+
+import json
+import resource
+import sys
+import time
+from importlib.metadata import version
+
+
+def main(in_path: str, out_path: str) -> None:
+    job = json.loads(open(in_path, encoding="utf-8").read())
+    t0 = time.perf_counter()
+    from loguru import logger
+
+    from RaTEScore import RaTEScore
+    from RaTEScore.score import run_ner
+    from RaTEScore.utils import sentence_split
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+    scorer = RaTEScore(bert_model=job["ner"], eval_model=job["encoder"], batch_size=int(job.get("batch_size", 1)),
+                       use_gpu=False, affinity_matrix=job.get("matrix", "long"))
+    load_seconds = time.perf_counter() - t0
+
+    cands, refs = job["candidates"], job["references"]
+    t0 = time.perf_counter()
+    scores = scorer.compute_score(cands, refs)
+    score_seconds = time.perf_counter() - t0
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    sentences = {text: sentence_split([text])[0] for text in dict.fromkeys(cands + refs)}
+    kept_c = [i for i, t in enumerate(cands) if sentences[t]]
+    kept_r = [i for i, t in enumerate(refs) if sentences[t]]
+    out = {"scores": [float(s) for s in scores], "alignment": [list(p) for p in zip(kept_c, kept_r)],
+           "sentences": sentences, "load_seconds": load_seconds, "score_seconds": score_seconds,
+           "peak_rss_mb": peak_rss_mb, "batch_size": scorer.batch_size,
+           "versions": {name: version(name) for name in ("ratescore", "torch", "transformers", "medspacy", "PyRuSH")}}
+    if job.get("entities"):
+        args = (scorer.idx2label, scorer.tokenizer, scorer.model, scorer.device, scorer.batch_size)
+        out["entities"] = {"candidates": run_ner(cands, *args), "references": run_ner(refs, *args)}
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: ratescore_driver.py IN.json OUT.json")
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,206 @@
+"""``RaTEScore``: score candidate radiology reports against references (SPEC §1).
+
+Pipeline per call, in chunks of ``chunk_size`` pairs so memory stays bounded on large inputs:
+split every report into sentences (each distinct report once), run the NER model over every
+distinct sentence of the chunk in batches sorted by length, embed every distinct entity text
+once, then score each pair with :func:`radscore.scoring.rate_score` (one cosine matrix per pair,
+both directions).
+
+Differences from the released ``ratescore`` 0.6.0 package, all deliberate:
+- every input pair gets its own score in its own position: a report with no usable sentence, or
+  with no entity, gets ``empty_score`` (the released code drops such reports and shifts every
+  later score by one);
+- a sentence longer than the NER model's maximum is read in windows, not truncated;
+- ``device=None`` uses CUDA only when present;
+- the default sentence splitter is the built-in one (:mod:`radscore.splitter`); ``splitter=
+  "pyrush"`` uses medspacy's PyRuSH sentencizer as the released package does. With
+  ``splitter="pyrush", pooling="cls", penalty="official"`` and the same models and matrix, scores
+  equal the released package's (to float32 rounding) on every pair it keeps aligned.
+Sentences are stripped and dropped when they hold no word or fewer than 3 characters, whatever
+the splitter (the released rule).
+
+Ties: when the other report holds an entity's best match several times (the same text twice,
+say once as ABNORMALITY and once as NON-ABNORMALITY), radscore matches the first copy. Cosines are
+computed between distinct texts and then repeated, so copies tie exactly and the choice never
+depends on the rounding of a matrix product. The released code compares float32 dot products
+whose last bit differs between copies at different positions, so its choice among copies is
+rounding noise; pairs where the copies' types differ can therefore score differently there (see
+``tests/radscore/test_parity.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from radscore.encoder import EntityEncoder
+from radscore.models import PACKAGED_MINILM
+from radscore.ner import Entity, load_ner
+from radscore.scoring import (PENALTY_MODES, Direction, cosine_matrix, direction_from_similarity, f1,
+                              resolve_matrix)
+from radscore.inputs import check_reports
+from radscore.splitter import split_sentences
+from radscore.text import clean_sentences
+
+SPLITTERS = ("builtin", "pyrush")
+
+
+@dataclass
+class PairScore:
+    """The score of one candidate against one reference.
+
+    ``precision`` scores the candidate's entities (each matched into the reference), ``recall``
+    the reference's entities (each matched into the candidate); ``f1`` is RaTEScore. ``matches``
+    (with ``explain=True``) holds one record per entity and direction.
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    candidate_entities: list[Entity]
+    reference_entities: list[Entity]
+    matches: dict[str, list[dict]] | None = field(default=None)
+
+    def to_dict(self) -> dict:
+        out = {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+               "candidate_entities": [e._asdict() for e in self.candidate_entities],
+               "reference_entities": [e._asdict() for e in self.reference_entities]}
+        if self.matches is not None:
+            out["matches"] = self.matches
+        return out
+
+
+def pyrush_splitter() -> Callable[[str], list[str]]:
+    """medspacy's PyRuSH sentencizer, loaded as the released package loads it."""
+    try:
+        import medspacy
+    except ImportError as err:
+        raise ImportError(
+            "splitter='pyrush' needs medspacy (pip install medspacy; note that it requires numpy<2). "
+            "Use splitter='builtin', or pass any callable text -> list of sentences") from err
+    nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
+    return lambda text: [str(s) for s in nlp(text).sents]
+
+
+def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable[[str], Sequence[str]]:
+    if callable(splitter):
+        return splitter
+    if splitter == "builtin":
+        return split_sentences
+    if splitter == "pyrush":
+        return pyrush_splitter()
+    raise ValueError(f"unknown splitter {splitter!r}; expected one of {list(SPLITTERS)} or a callable")
+
+
+class RaTEScore:
+    """RaTEScore with a trained NER export, an entity encoder and an affinity matrix.
+
+    Args:
+        ner: NER export folder (IOB or span) or Hub id of a token-classification model whose
+            labels are the SPEC set.
+        encoder: entity encoder folder or Hub id; default the packaged all-MiniLM-L6-v2.
+        affinity_matrix: ``"long"``, ``"short"``, an official JSON path, an official dict or an
+            :class:`~radscore.scoring.AffinityMatrix`.
+        penalty: ``"official"`` (the released code's 8 penalised type pairs) or ``"paper"``
+            (every pair of different types).
+        splitter: ``"builtin"``, ``"pyrush"`` (needs medspacy) or a callable text -> sentences.
+        pooling: entity vector, ``"cls"`` (released) or ``"mean"``.
+        empty_score: the score of a pair where either report has no entity.
+        batch_size: sentences per NER forward pass (entity texts per encoder pass: 4x).
+        device: ``None`` picks CUDA when present, else the CPU.
+        chunk_size: pairs processed together; bounds memory on large inputs.
+    """
+
+    def __init__(self, ner: str, encoder: str = PACKAGED_MINILM, affinity_matrix: Any = "long",
+                 penalty: str = "official", splitter: str | Callable = "builtin", pooling: str = "cls",
+                 empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048):
+        if penalty not in PENALTY_MODES:
+            raise ValueError(f"unknown penalty mode {penalty!r}; expected one of {list(PENALTY_MODES)}")
+        self.matrix = resolve_matrix(affinity_matrix)
+        self.penalty_mode, self.empty_score = penalty, float(empty_score)
+        self.splitter_name = splitter if isinstance(splitter, str) else getattr(splitter, "__name__", "callable")
+        self.split = resolve_splitter(splitter)
+        self.chunk_size = max(1, int(chunk_size))
+        self.ner = load_ner(ner, device, batch_size)
+        self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)))
+
+    def signature(self) -> dict:
+        """What produced the scores: models, matrix, modes and the radscore version."""
+        from radscore import __version__
+
+        return {"radscore": __version__, "ner": self.ner.source, "ner_kind": self.ner.kind,
+                "encoder": self.encoder.source, "pooling": self.encoder.pooling,
+                "splitter": self.splitter_name, "penalty": self.penalty_mode,
+                "empty_score": self.empty_score, "affinity_matrix": self.matrix.to_official()}
+
+    # ---- NER over reports ---------------------------------------------------------------------
+    def sentences(self, report: str) -> list[str]:
+        """The scored sentences of one report (split, stripped, too-short ones dropped)."""
+        return clean_sentences(self.split(report))
+
+    def entities(self, reports: Sequence[str]) -> list[list[Entity]]:
+        """The entities of each report, sentence by sentence; each distinct sentence is tagged once."""
+        split = {r: self.sentences(r) for r in dict.fromkeys(reports)}
+        distinct = list(dict.fromkeys(s for sents in split.values() for s in sents))
+        tagged = dict(zip(distinct, self.ner(distinct)))
+        return [[e for s in split[r] for e in tagged[s]] for r in reports]
+
+    # ---- scoring ------------------------------------------------------------------------------
+    def compute_score(self, candidate_list: list[str], reference_list: list[str]) -> list[float]:
+        """RaTEScore of each candidate against its reference: the released package's method, with
+        one score per input pair, in order."""
+        check_reports(candidate_list, reference_list, ("candidate_list", "reference_list"))
+        return [p.f1 for p in self.iter_score(candidate_list, reference_list, checked=True)]
+
+    def score(self, candidates: list[str], references: list[str], explain: bool = False) -> list[PairScore]:
+        """Per pair: both directional scores, the F1 and the entities of each side; with
+        ``explain=True`` also every match (see :meth:`PairScore`)."""
+        return list(self.iter_score(candidates, references, explain=explain))
+
+    def iter_score(self, candidates: list[str], references: list[str], explain: bool = False,
+                   progress: bool = False, checked: bool = False) -> Iterator[PairScore]:
+        """:meth:`score` as a stream, one chunk of ``chunk_size`` pairs at a time."""
+        if not checked:
+            check_reports(candidates, references)
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(candidates), disable=not progress, unit="pair", desc="RaTEScore") as bar:
+            for lo in range(0, len(candidates), self.chunk_size):
+                cand, ref = candidates[lo : lo + self.chunk_size], references[lo : lo + self.chunk_size]
+                yield from self._score_chunk(cand, ref, explain)
+                bar.update(len(cand))
+
+    def _score_chunk(self, candidates: list[str], references: list[str], explain: bool) -> list[PairScore]:
+        ents = self.entities(candidates + references)
+        index, table = self.encoder([e.text for side in ents for e in side])
+        return [self._score_pair(ce, re_, index, table, explain)
+                for ce, re_ in zip(ents[: len(candidates)], ents[len(candidates):])]
+
+    def _score_pair(self, cand: list[Entity], ref: list[Entity], index: dict[str, int], table: np.ndarray,
+                    explain: bool) -> PairScore:
+        """:func:`radscore.scoring.rate_score`'s steps, with cosines computed between distinct
+        texts and then repeated, so that copies of a text tie exactly (the first one wins)."""
+        if not cand or not ref:
+            e = self.empty_score
+            return PairScore(e, e, e, cand, ref, {"candidate": [], "reference": []} if explain else None)
+        c_rows, c_inv = np.unique([index[e.text] for e in cand], return_inverse=True)
+        r_rows, r_inv = np.unique([index[e.text] for e in ref], return_inverse=True)
+        sim = cosine_matrix(table[c_rows], table[r_rows])[c_inv][:, r_inv]  # candidate x reference
+        c_types, r_types = [e.type for e in cand], [e.type for e in ref]
+        prec = direction_from_similarity(sim, c_types, r_types, self.matrix, self.penalty_mode)
+        rec = direction_from_similarity(sim.T, r_types, c_types, self.matrix, self.penalty_mode)
+        matches = None
+        if explain:
+            matches = {"candidate": self._explain(cand, ref, prec), "reference": self._explain(ref, cand, rec)}
+        return PairScore(prec.score, rec.score, f1(prec.score, rec.score), cand, ref, matches)
+
+    @staticmethod
+    def _explain(scored: list[Entity], other: list[Entity], d: Direction) -> list[dict]:
+        """One record per scored entity: the entity, its best match, both types, the cosine, the
+        weight and the penalty factor applied (1.0 when not penalised)."""
+        return [{"entity": e.text, "matched_entity": other[int(m)].text, "type": e.type,
+                 "matched_type": other[int(m)].type, "cosine": float(cos), "weight": float(w),
+                 "penalised": bool(pen), "penalty": d.penalty if pen else 1.0}
+                for e, m, cos, w, pen in zip(scored, d.matched, d.cosine, d.weight, d.penalised)]
