@@ -9,7 +9,7 @@ from train.ner import IOBTagger, NERDataModule, SpanTagger
 @pytest.mark.slow
 @pytest.mark.parametrize("model_class, scheme, kwargs", [
     (IOBTagger, "IOB", {"lr": 2e-4}),
-    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 1e-3}),
+    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 1e-3, "none_weight": 0.2}),
 ], ids=["iob", "span"])
 def test_minilm_learns_the_sample(model_class, scheme, kwargs):
     pl.seed_everything(0)
