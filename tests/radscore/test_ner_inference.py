@@ -25,9 +25,11 @@ def _tiny_config(tokenizer, **extra):
                       num_attention_heads=2, intermediate_size=64, max_position_embeddings=512, **extra)
 
 
-def build_tiny_iob_export(folder, seed: int = 0, id2label=None, head_std: float = 1.0) -> str:
+def build_tiny_iob_export(folder, seed: int = 0, id2label=None, head_std: float = 1.0,
+                          o_bias: float = 0.0) -> str:
     """A random 2-layer BERT token classifier with the SPEC labels and the MiniLM tokenizer; the
-    larger ``head_std``, the more entities it tags (0.02, BERT's own init, tags very few)."""
+    larger ``head_std``, the more spread its logits; ``o_bias`` added to the logit of ``O`` makes
+    it tag fewer pieces as entities."""
     from transformers import AutoTokenizer, BertForTokenClassification
 
     from radscore.models import PACKAGED_MINILM, resolve_model_path
@@ -40,6 +42,8 @@ def build_tiny_iob_export(folder, seed: int = 0, id2label=None, head_std: float 
     model = BertForTokenClassification(config)
     with torch.no_grad():  # a spread-out head, so the random model tags many entities of all types
         model.classifier.weight.normal_(0.0, head_std)
+        if "O" in config.label2id:
+            model.classifier.bias[config.label2id["O"]] += o_bias
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     write_manifest(folder, "ner-iob", backbone="tiny-random", labels=list(IOB_LABELS))
