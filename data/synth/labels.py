@@ -15,8 +15,8 @@ Rules (also stated in ``SYNTHETIC_README.md`` of every generated set):
   terminology: a spelling edit inside an entity span (a misspelt medical term).
   Sub-score = points kept ``W_i * (1 - S_i)``; total = their sum = ``100 - sum(S_i W_i)``.
 - **ClinicalBLEURT** (SPEC §4): critical = significant category 1-6 errors; non-critical = the
-  insignificant ones; spelling/grammar = spelling and grammar edits. See
-  :func:`clinical_bleurt_quality`.
+  insignificant ones; spelling/grammar = spelling and grammar edits; the score is
+  :func:`data.clinical_bleurt.clinical_bleurt_quality` (the project's one implementation).
 - **RaTE-Eval Task 1** (sentence pairs): errors = category 1-6 edits (significant or not);
   potential errors = max(entities in the reference sentence, entities in the candidate sentence)
   + the number of comparison edits (categories 5-6: comparisons are not entities), and never
@@ -37,10 +37,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from data.clinical_bleurt import BLEURT_WEIGHTS, clinical_bleurt_quality  # noqa: F401 (re-exported)
 from data.ratings import MRSCORE, RADCLIQ
-from radscore.splitter import split_sentences
 
-BLEURT_WEIGHTS = {"critical": 1.0, "non_critical": 1.0 / 3.0, "spelling_grammar": 1.0 / 12.0}
 TYPO_KINDS = ("spelling", "grammar")
 
 
@@ -84,21 +83,6 @@ def bleurt_counts(edits) -> dict[str, int]:
         "non_critical": sum(1 for e in errs if not e["significant"]),
         "spelling_grammar": sum(1 for e in edits if e["kind"] in TYPO_KINDS),
     }
-
-
-def clinical_bleurt_quality(reference: str, candidate: str, counts: dict,
-                            weights: dict | None = None) -> tuple[float, float, int]:
-    """``(quality, error_score, max_sentlen)`` with ``quality = 1 - error_score / max_sentlen``.
-
-    ``error_score`` is the weighted error count (default weights critical 1, non-critical 1/3,
-    spelling/grammar 1/12) and ``max_sentlen`` the larger sentence count of the two texts
-    (radscore's splitter). When the error score exceeds the sentence count the formula's value
-    is kept as it is: the quality goes negative (several critical errors per sentence).
-    """
-    weights = BLEURT_WEIGHTS if weights is None else weights
-    error_score = sum(weights[k] * counts[k] for k in BLEURT_WEIGHTS)
-    max_sentlen = max(len(split_sentences(reference)), len(split_sentences(candidate)), 1)
-    return 1.0 - error_score / max_sentlen, error_score, max_sentlen
 
 
 def task1_rating(n_ref_entities: int, n_cand_entities: int, edits) -> tuple[int, int, float]:

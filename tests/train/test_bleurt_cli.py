@@ -1,0 +1,133 @@
+"""The ClinicalBLEURT command line: configs instantiate, fast_dev_run, fit -> test -> export round trip."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from train.__main__ import main
+from train.bleurt.cli import BleurtCLI
+from train.bleurt.data import BleurtDataModule
+from train.bleurt.modules import MONITOR, ClinicalBLEURTRegressor, check_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs" / "bleurt").glob("*.yaml"))
+CPU = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.precision=32-true"]
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    """A small SYNTHETIC ClinicalBLEURT file from the generator."""
+    from data.synth import generate
+
+    out = tmp_path_factory.mktemp("synth")
+    generate(out, seed=3, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 0, "bleurt": 40})
+    return str(out / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
+
+
+def test_there_are_sample_and_paper_configs():
+    assert {c.stem for c in CONFIGS} >= {"sample", "paper"}
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
+    """The paper config gets a tiny stand-in backbone (BLEURT-20 cannot be downloaded here)."""
+    default = BleurtCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}", *CPU])
+    assert default.run_dir() == Path("checkpoints") / f"bleurt_{config.stem}"  # apart from other tasks' runs
+    cli = BleurtCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}",
+                                     f"--run_dir={tmp_path}", *CPU])
+    assert isinstance(cli.model, ClinicalBLEURTRegressor)
+    assert cli.datamodule.backbone == tiny_backbone  # linked from the model
+    assert cli.datamodule.max_length == cli.model.hparams.max_length
+    assert cli.trainer.checkpoint_callback.monitor == MONITOR == "val/pearson"
+    assert cli.trainer.checkpoint_callback.mode == "max"
+    if config.stem == "paper":
+        hp = cli.model.hparams
+        assert (hp.lr, hp.warmup_ratio, cli.datamodule.batch_size, cli.trainer.max_epochs) == (1e-5, 0.1, 16, 1)
+        import yaml
+
+        assert yaml.safe_load(config.read_text())["model"]["init_args"]["backbone"] == "lucadiliello/BLEURT-20-D12"
+
+
+def _train(*args):
+    return main(["bleurt", *args])
+
+
+def test_fast_dev_run_through_the_command_line(rows, tiny_backbone, tmp_path):
+    assert _train("fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
+                  f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
+                  "--trainer.fast_dev_run=true", f"--run_dir={tmp_path}", *CPU) == 0
+    assert not (tmp_path / "export").exists()  # fast_dev_run neither checkpoints nor exports
+
+
+def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone, tmp_path):
+    from radscore import ClinicalBLEURT
+    from radscore.export import read_manifest
+    from train.export import export_any
+
+    _train("fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
+           f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
+           "--trainer.max_epochs=2", f"--run_dir={tmp_path}", *CPU)
+    export = tmp_path / "export"
+    metrics = json.loads((export / "metrics.json").read_text())
+    assert {"test/mse", "test/pearson", "test/kendall"} <= set(metrics)
+    assert metrics == json.loads((tmp_path / "test_metrics.json").read_text())
+    manifest = read_manifest(export, "bleurt")
+    assert (manifest["max_length"], manifest["length_rule"]) == (128, "longest_first")
+    assert manifest["target"]["weights"]["non_critical"] == pytest.approx(1 / 3)
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "training_config.yaml"):
+        assert (export / name).is_file(), name
+
+    # the export scores the test split exactly as the LightningModule predicted it
+    ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
+    module = ClinicalBLEURTRegressor.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    dm = BleurtDataModule(train_path=rows, backbone=tiny_backbone, max_length=128, eval_batch_size=5)
+    dm.setup("test")
+    items = dm.splits["test"]
+    with torch.no_grad():
+        expected = torch.cat([module(b) for b in dm.test_dataloader()]).tolist()
+    scored = ClinicalBLEURT(str(export), batch_size=4).score([i.pair.candidate for i in items],
+                                                             [i.pair.reference for i in items], progress=False)
+    assert [s.score for s in scored] == pytest.approx(expected, abs=1e-5)
+    assert [s.truncated for s in scored] == [i.encoded.truncated for i in items]
+    assert any(s.truncated for s in scored)  # full reports exceed 128 pieces: the rule is exercised
+
+    # validate and test from the command line; re-export with `python -m train export`: same weights
+    for sub in ("validate", "test"):
+        assert _train(sub, "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
+                      f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
+                      f"--ckpt_path={ckpt}", f"--run_dir={tmp_path}", *CPU) == 0
+    again = export_any(ckpt, tmp_path / "export2")
+    assert (again / "model.safetensors").read_bytes() == (export / "model.safetensors").read_bytes()
+
+
+def test_other_checkpoints_and_subcommands_are_refused(tmp_path, capsys):
+    with pytest.raises(ValueError, match="checkpoint of task 'ner-iob', expected 'bleurt'"):
+        check_checkpoint({"radscore": {"task": "ner-iob"}})
+    with pytest.raises(ValueError, match="not a radscore checkpoint"):
+        check_checkpoint({})
+    with pytest.raises(SystemExit):
+        _train("predict", "--config", str(ROOT / "configs/bleurt/sample.yaml"))
+    assert "invalid choice: 'predict' (choose from 'fit', 'validate', 'test')" in capsys.readouterr().err
+
+
+def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path, tiny_backbone):
+    train = tmp_path / "synth" / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
+    dm = BleurtDataModule(train_path=str(train), generate_synthetic=True, backbone=tiny_backbone)
+    dm.prepare_data()
+    assert train.is_file() and (tmp_path / "synth" / "SYNTHETIC_README.md").is_file()
+    with pytest.raises(ValueError, match="is not the generator's layout"):
+        BleurtDataModule(train_path=str(tmp_path / "mine.jsonl"), generate_synthetic=True).prepare_data()
+
+    empty = tmp_path / "val.jsonl"
+    empty.write_text(json.dumps({"reference": "", "candidate": "No effusion.", "score": 1.0}) + "\n")
+    dm = BleurtDataModule(train_path=str(train), val_path=str(empty), backbone=tiny_backbone,
+                          split_fractions=(0.9, 0, 0.1))
+    with pytest.raises(ValueError, match="the val split is empty"):
+        dm.setup("fit")
+    with pytest.raises(ValueError, match="the val split is cut from train_path but its share"):
+        BleurtDataModule(train_path=str(train), split_fractions=(0.9, 0, 0.1))
+    dm = BleurtDataModule(train_path=str(train), backbone=tiny_backbone, max_length=4096)
+    dm.setup("validate")
+    assert dm.max_length == 512  # capped by the tokenizer's limit

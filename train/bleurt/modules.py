@@ -1,0 +1,133 @@
+"""The ClinicalBLEURT LightningModule: a cross-encoder regressor trained with squared error (SPEC §4).
+
+``[CLS] reference [SEP] candidate [SEP]`` -> encoder -> pooled state -> one linear output, loss
+= mean squared error against the quality target. Any HF encoder works through
+``AutoModelForSequenceClassification(num_labels=1)``; BLEURT checkpoints (bleurt-pytorch layout,
+e.g. ``lucadiliello/BLEURT-20-D12``) are converted on load (:mod:`train.bleurt.convert`).
+
+Validation and test gather every rank's predictions before computing MSE, Pearson and Kendall,
+so the figures are those of the whole split under DDP too (the distributed sampler may repeat up
+to ``world_size - 1`` pairs to even out the shards).
+"""
+
+from __future__ import annotations
+
+import pytorch_lightning as pl
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from radscore.models import PACKAGED_MINILM
+from train.bleurt.convert import load_regressor
+from train.bleurt.metrics import regression_metrics
+
+TASK = "bleurt"
+MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
+MONITOR_MODE = "max"
+
+
+def gather_lists(values: list) -> list:
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, values)
+        return [v for part in parts for v in part]
+    return values
+
+
+class ClinicalBLEURTRegressor(pl.LightningModule):
+    """Fine-tunes a sequence regressor on quality targets.
+
+    Args:
+        backbone: HF model id/folder, ``packaged:all-MiniLM-L6-v2``, or a BLEURT checkpoint.
+        lr: learning rate of the encoder (AdamW, linear decay after warm-up).
+        head_lr: learning rate of the pooler and output layer (default: ``lr``).
+        weight_decay: AdamW weight decay (biases and LayerNorms included, as BLEURT's optimiser).
+        warmup_ratio: share of the optimiser steps with a linear warm-up.
+        max_length: longest pair in pieces (the data module's, linked by the CLI); longer pairs
+            follow the longest-first rule of :mod:`radscore.bleurt` and are counted.
+        classifier_dropout: dropout before the output layer (default: the backbone's).
+    """
+
+    def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 1e-5, head_lr: float | None = None,
+                 weight_decay: float = 0.01, warmup_ratio: float = 0.1, max_length: int = 512,
+                 classifier_dropout: float | None = None):
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = load_regressor(backbone, classifier_dropout)
+        self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
+        self._eval: dict[str, list] = {}
+
+    def head_parameters(self) -> list[torch.nn.Parameter]:
+        """The output layer and, when the model has one, the pooler: new or task-specific weights."""
+        base = getattr(self.model, self.model.base_model_prefix, None)
+        pooler = getattr(base, "pooler", None)
+        head = [p for name, p in self.model.named_parameters()
+                if not name.startswith(self.model.base_model_prefix + ".")]
+        return head + (list(pooler.parameters()) if pooler is not None else [])
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
+        return self.model(**inputs).logits.squeeze(-1).float()
+
+    def on_fit_start(self) -> None:
+        total = sum(p.numel() for p in self.parameters())
+        for logger in self.loggers:
+            logger.log_hyperparams({"params/total": total})
+
+    def training_step(self, batch, batch_idx):
+        loss = F.mse_loss(self(batch), batch["target"])
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["target"]))
+        return loss
+
+    def _eval_step(self, stage: str, batch) -> None:
+        pred = self(batch)
+        loss = F.mse_loss(pred, batch["target"])
+        self.log(f"{stage}/loss", loss, batch_size=len(batch["target"]), sync_dist=True)
+        self._eval.setdefault(stage, []).extend(zip(pred.tolist(), batch["target"].tolist()))
+
+    def validation_step(self, batch, batch_idx):
+        self._eval_step("val", batch)
+
+    def test_step(self, batch, batch_idx):
+        self._eval_step("test", batch)
+
+    def _eval_end(self, stage: str) -> None:
+        pairs = gather_lists(self._eval.pop(stage, []))
+        if not pairs:
+            return
+        metrics = regression_metrics([p for p, _ in pairs], [t for _, t in pairs])
+        for key in ("mse", "pearson", "kendall"):
+            self.log(f"{stage}/{key}", metrics[key], prog_bar=key == "pearson", rank_zero_only=False)
+
+    def on_validation_epoch_end(self):
+        self._eval_end("val")
+
+    def on_test_epoch_end(self):
+        self._eval_end("test")
+
+    def configure_optimizers(self):
+        from transformers import get_linear_schedule_with_warmup
+
+        hp = self.hparams
+        head = {id(p) for p in self.head_parameters()}
+        groups = [{"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr},
+                  {"params": [p for p in self.parameters() if id(p) in head], "lr": hp.head_lr or hp.lr}]
+        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # --- checkpoints: refuse a checkpoint of another task -------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["radscore"] = {"task": TASK}
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        check_checkpoint(checkpoint)
+
+
+def check_checkpoint(checkpoint: dict) -> None:
+    info = checkpoint.get("radscore")
+    if info is None:
+        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {TASK} checkpoint")
+    if info.get("task") != TASK:
+        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {TASK!r}")
