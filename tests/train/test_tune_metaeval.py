@@ -1,0 +1,93 @@
+"""train.metaeval: correlations, the split by group (never leaks) and the grouped bootstrap."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from data.ratings import RatedPair
+from train.metaeval import (bootstrap_ci, correlation, correlation_with_ci, group_split, shared_groups)
+from train.tune.config import SplitSettings
+from train.tune.data import split_pairs
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_correlations_are_scipys_and_undefined_is_nan(ties):
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=50), rng.normal(size=50) * 1e6 + 3e8
+    if ties:
+        x, y = np.round(x), np.round(y, -6)
+    assert correlation(x, y, "pearson") == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert correlation(x, y, "spearman") == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert correlation(x, y, "kendall") == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert correlation(x, 2 * x + 1, "pearson") == 1.0
+    assert np.isnan(correlation(np.ones(5), np.arange(5), "pearson"))
+    assert np.isnan(correlation([1.0], [2.0], "kendall"))
+    with pytest.raises(ValueError, match="unknown correlation"):
+        correlation(x, y, "cosine")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_group_split_never_puts_a_group_on_both_sides(seed):
+    rng = np.random.default_rng(seed)
+    groups = [f"study{k}" for k in rng.integers(0, 37, size=300)]
+    train, test = group_split(groups, 0.2, seed)
+    assert shared_groups(groups, train, test) == []
+    assert sorted(np.concatenate([train, test]).tolist()) == list(range(len(groups)))  # nothing dropped
+    n_groups = len(set(groups))
+    assert len({groups[i] for i in test}) == round(0.2 * n_groups)
+
+
+def test_group_split_is_seeded_and_independent_of_pair_order():
+    groups = [f"g{k % 10}" for k in range(40)]
+    a_train, a_test = group_split(groups, 0.2, 3)
+    b_train, b_test = group_split(groups, 0.2, 3)
+    assert a_test.tolist() == b_test.tolist()
+    reordered = groups[::-1]
+    _, r_test = group_split(reordered, 0.2, 3)
+    assert {groups[i] for i in a_test} == {reordered[i] for i in r_test}
+    others = [{groups[i] for i in group_split(groups, 0.2, seed)[1]} for seed in range(4, 9)]
+    assert any(o != {groups[i] for i in a_test} for o in others)  # the seed matters
+    with pytest.raises(ValueError, match="at least 2"):
+        group_split(["one"] * 5)
+
+
+def test_rexval_like_pairs_split_by_study():
+    pairs = [RatedPair(f"s{s}:{c}", f"ref {s}", f"cand {s} {c}", float(c), f"s{s}")
+             for s in range(50) for c in range(4)]
+    split = split_pairs(pairs, SplitSettings("group", 0.2, 0))
+    assert split.shared_groups == [] and len(split.test) == 40 and len(split.train) == 160
+    train_studies = {pairs[i].group for i in split.train}
+    assert all(pairs[i].group not in train_studies for i in split.test)
+
+
+def test_published_split_reports_shared_groups():
+    pairs = [RatedPair(str(k), "same reference", f"c{k}", float(k), "g", {"split": "train" if k < 3 else "test"})
+             for k in range(4)]
+    split = split_pairs(pairs, SplitSettings("published", 0.2, 0))
+    assert split.train.tolist() == [0, 1, 2] and split.test.tolist() == [3] and split.shared_groups == ["g"]
+
+
+def test_bootstrap_resamples_whole_groups_and_covers_the_value():
+    rng = np.random.default_rng(1)
+    groups = np.repeat([f"g{k}" for k in range(30)], 4)
+    y = rng.normal(size=len(groups))
+    x = y + rng.normal(scale=1.0, size=len(groups))
+    result = correlation_with_ci(x, y, groups, "pearson", n_resamples=300, seed=0)
+    assert result.low < result.value < result.high and result.n_groups == 30 and result.n_pairs == 120
+    flipped = correlation_with_ci(x, y, groups, "pearson", n_resamples=300, seed=0, sign=-1.0)
+    assert flipped.value == pytest.approx(-result.value)
+    assert (flipped.low, flipped.high) == pytest.approx((-result.high, -result.low))
+    assert np.isfinite(bootstrap_ci(x, y, groups, "kendall", n_resamples=50)[0])
+    assert np.isnan(bootstrap_ci(np.ones(8), y[:8], groups[:8], "pearson", n_resamples=20)[0])  # constant scores
+
+
+def test_bootstrap_over_groups_is_wider_than_over_pairs_when_groups_cluster():
+    """Pairs of one group share a shift: resampling groups must see that dependence."""
+    rng = np.random.default_rng(2)
+    n_groups, size = 20, 10
+    shift = np.repeat(rng.normal(size=n_groups), size)
+    x = shift + 0.3 * rng.normal(size=n_groups * size)
+    y = shift + 0.3 * rng.normal(size=n_groups * size)
+    grouped = bootstrap_ci(x, y, np.repeat(np.arange(n_groups), size), "pearson", 400, seed=0)
+    per_pair = bootstrap_ci(x, y, np.arange(n_groups * size), "pearson", 400, seed=0)
+    assert grouped[1] - grouped[0] > 1.3 * (per_pair[1] - per_pair[0])

@@ -1,0 +1,134 @@
+"""``python -m train tune-weights --config configs/tune/<name>.yaml [--workers N] [--n-trials N]``.
+
+Reads the rated pairs (``data/`` readers), splits them 8:2 by group, precomputes RaTEScore's
+W-free part once (cached in ``<run>/cache/`` unless ``cache_dir`` names another folder), runs the
+TPE search on the training pairs (study in ``<run>/study.db`` unless ``search.storage`` names
+another storage; a second run resumes it),
+then writes to ``checkpoints/tune/<config stem>/``: ``affinity_matrix.json`` (official format),
+``report.json``, ``W_heatmap.png`` and ``history.png``, and prints the comparison table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from radscore.scoring import AffinityMatrix
+from data.ratings import RatingFormatError
+from train.tune.config import TuneConfig, TuneConfigError, load_config
+from train.tune.data import data_fingerprint, read_pairs, split_pairs
+from train.tune.precompute import precompute
+from train.tune.report import BASELINES, compare_matrices, format_table, heatmap, history_plot, write_report
+from train.tune.search import (Objective, SearchJob, StudyMismatchError, best_matrix, complete_trials,
+                               enqueue_params, make_storage, open_study, run_search)
+
+
+def _versions() -> dict:
+    out = {}
+    for name in ("radscore", "optuna", "numpy", "scipy", "torch", "transformers"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
+    """The whole command; returns the report (also written to ``<run>/report.json``)."""
+    t0 = time.perf_counter()
+    run_dir = Path(cfg.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    label = "SYNTHETIC " if cfg.data.synthetic else ""
+    pairs = read_pairs(cfg.data)
+    split = split_pairs(pairs, cfg.split)
+    if split.shared_groups:
+        print(f"warning: the published split puts {len(split.shared_groups)} group(s) on both sides "
+              "(kept as published; set split.by: group for a split by group)", file=sys.stderr)
+    tables, pre = precompute([p.reference for p in pairs], [p.candidate for p in pairs], cfg.scorer,
+                             cfg.cache_dir, progress)
+    ratings = np.array([p.rating for p in pairs], dtype=np.float64)
+    groups = [p.group for p in pairs]
+    sign, method = cfg.objective.sign, cfg.objective.correlation
+    fingerprint = {"data": data_fingerprint(pairs, split), "correlation": method, "sign": sign,
+                   "penalty": cfg.scorer.penalty, "empty_score": cfg.scorer.empty_score,
+                   "ner": pre["ner_identity"], "encoder": pre["encoder_identity"],
+                   "weight_range": [float(x) for x in cfg.search.weight_range],
+                   "penalty_range": [float(x) for x in cfg.search.penalty_range]}
+    train_tables = tables.subset(split.train)
+    objective = Objective(train_tables, ratings[split.train], method, sign,
+                          tuple(cfg.search.weight_range), tuple(cfg.search.penalty_range))
+    enqueue = tuple(enqueue_params(m, cfg.search.weight_range, cfg.search.penalty_range) for m in cfg.search.enqueue)
+    job = SearchJob(cfg.storage_url, cfg.study_name, fingerprint, objective, int(cfg.search.n_trials),
+                    int(cfg.search.sampler_seed), bool(cfg.search.multivariate), int(cfg.search.n_startup_trials),
+                    enqueue)
+    search = run_search(job, workers, progress)
+
+    study = open_study(make_storage(cfg.storage_url), cfg.study_name, fingerprint, create=False)
+    trials = complete_trials(study)
+    if not trials:
+        raise RuntimeError(f"study {cfg.study_name!r} holds no complete trial: nothing to export "
+                           "(raise --n-trials)")
+    tuned = best_matrix(study)
+    matrix_path = run_dir / "affinity_matrix.json"
+    tuned.save(matrix_path)
+    AffinityMatrix.load(matrix_path)  # the file reads back as written
+
+    splits = {name: (tables.subset(idx), ratings[idx], [groups[i] for i in idx])
+              for name, idx in (("train", split.train), ("test", split.test))}
+    matrices = {"tuned": tuned, **{name: make() for name, make in BASELINES.items()}}
+    rep = cfg.report
+    results = compare_matrices(matrices, splits, method, sign, int(rep.bootstrap_resamples),
+                               float(rep.confidence), int(rep.seed))
+    title = (f"tune-weights {cfg.name}: {label}{cfg.data.format}, {len(split.train)} train / "
+             f"{len(split.test)} test pairs, {len(trials)} trials, penalty mode {cfg.scorer.penalty}")
+    table = format_table(results, method, sign, float(rep.confidence), title)
+    print(table)
+
+    heatmap(tuned, run_dir / "W_heatmap.png", f"{label}tuned W: {cfg.name} ({method}, train)")
+    ylabel = f"{method} on the train split" + ("" if sign > 0 else " (sign: -rating)")
+    history_plot([t.number for t in trials], [t.value for t in trials], run_dir / "history.png",
+                 f"{label}TPE search {cfg.name}: {len(trials)} complete trials", ylabel,
+                 {name: results[name]["train"]["value"] for name in BASELINES})
+    best = study.best_trial
+    report = {
+        "synthetic": bool(cfg.data.synthetic), "config": cfg.to_dict(),
+        "data": {"format": cfg.data.format, "path": cfg.data.path, "pairs": len(pairs),
+                 "groups": len(set(groups)), "split": split.to_dict(pairs)},
+        "objective": {"correlation": method, "sign": sign, "higher_rating_is_better": cfg.objective.higher_rating_is_better},
+        "precompute": pre,
+        "search": {**search, "best_trial": best.number, "best_value": best.value, "complete_trials": len(trials)},
+        "affinity_matrix": tuned.to_official(), "affinity_matrix_path": str(matrix_path),
+        "results": results, "table": table, "versions": _versions(),
+        "seconds_total": round(time.perf_counter() - t0, 3),
+    }
+    write_report(run_dir / "report.json", report)
+    print(f"wrote {matrix_path}, {run_dir / 'report.json'}, {run_dir / 'W_heatmap.png'}, {run_dir / 'history.png'}")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train tune-weights", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", required=True, help="configs/tune/<name>.yaml")
+    parser.add_argument("--workers", type=int, default=1, help="processes running trials on the one study")
+    parser.add_argument("--n-trials", type=int, default=None, help="complete trials the study should hold in total")
+    parser.add_argument("--storage", default=None, help="optuna storage URL (default sqlite:///<run>/study.db)")
+    parser.add_argument("--study-name", default=None, help="default: the config stem")
+    parser.add_argument("--run-dir", default=None, help="default: checkpoints/tune/<config stem>")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    overrides = {k: v for k, v in {"search.n_trials": args.n_trials, "search.storage": args.storage,
+                                   "search.study_name": args.study_name, "run_dir": args.run_dir}.items()
+                 if v is not None}
+    try:
+        cfg = load_config(args.config, overrides)
+        run(cfg, workers=args.workers, progress=not args.no_progress)
+    except (TuneConfigError, RatingFormatError, StudyMismatchError, FileNotFoundError) as err:
+        print(f"tune-weights: error ({args.config}): {err}", file=sys.stderr)
+        return 2
+    return 0

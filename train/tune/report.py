@@ -1,0 +1,119 @@
+"""What a tune run leaves behind: the comparison table, ``report.json`` and the two figures.
+
+Compared on the train and the test split, each with a grouped bootstrap CI
+(:func:`train.metaeval.correlation_with_ci`): the tuned matrix, the released ``long`` and
+``short`` matrices, and a uniform ``W`` (every entry 1, ``p`` = 1: the plain mean best cosine).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from radscore.labels import ENTITY_TYPES
+from radscore.scoring import AffinityMatrix
+from train.metaeval import correlation_with_ci
+from train.tune.precompute import PairTables
+
+BASELINES = {"long": lambda: AffinityMatrix.builtin("long"), "short": lambda: AffinityMatrix.builtin("short"),
+             "uniform": lambda: AffinityMatrix.uniform(1.0, 1.0)}
+
+
+def compare_matrices(matrices: dict[str, AffinityMatrix], splits: dict[str, tuple[PairTables, np.ndarray, list]],
+                     method: str, sign: float, n_resamples: int, confidence: float, seed: int) -> dict:
+    """``{matrix name: {split name: CorrelationResult dict}}``; ``splits`` maps a split name to
+    ``(tables, ratings, groups)``."""
+    out = {}
+    for name, matrix in matrices.items():
+        out[name] = {}
+        for split, (tables, ratings, groups) in splits.items():
+            scores = tables.score_matrix(matrix)
+            out[name][split] = correlation_with_ci(scores, ratings, groups, method, n_resamples,
+                                                   confidence, seed, sign).to_dict()
+    return out
+
+
+def _cell(r: dict) -> str:
+    return f"{r['value']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
+
+
+def format_table(results: dict, method: str, sign: float, confidence: float, title: str) -> str:
+    label = method if sign > 0 else f"{method} with -rating (lower rating is better)"
+    splits = list(next(iter(results.values())))
+    head = f"{'matrix':<9}" + "".join(f"{f'{s} ({int(confidence * 100)}% CI)':<28}" for s in splits)
+    lines = [title, f"correlation: {label}", head, "-" * len(head)]
+    for name, per_split in results.items():
+        lines.append(f"{name:<9}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
+    return "\n".join(lines)
+
+
+def heatmap(matrix: AffinityMatrix, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    w, p = matrix.as_array()
+    names = [t.lower() for t in ENTITY_TYPES]
+    fig, ax = plt.subplots(figsize=(6.4, 5.4), dpi=120)
+    image = ax.imshow(w, cmap="viridis", vmin=min(0.0, w.min()), vmax=max(1.0, w.max()))
+    for i in range(len(names)):
+        for j in range(len(names)):
+            light = image.norm(w[i, j]) < 0.6
+            ax.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=10,
+                    color="white" if light else "black")
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("type of the best match")
+    ax.set_ylabel("type of the scored entity")
+    ax.set_title(f"{title}\npenalty p (neg_weight) = {p:.3f}", fontsize=10)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="W")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def history_plot(numbers: list[int], values: list[float], path: Path, title: str, ylabel: str,
+                 baselines: dict[str, float] | None = None) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = np.argsort(numbers)
+    x, y = np.asarray(numbers)[order], np.asarray(values, dtype=float)[order]
+    fig, ax = plt.subplots(figsize=(7.0, 4.2), dpi=120)
+    ax.scatter(x, y, s=6, color="0.65", label="trial", zorder=1)
+    ax.step(x, np.maximum.accumulate(y), where="post", color="tab:blue", lw=2, label="best so far", zorder=3)
+    styles = ["--", ":", "-."]
+    for k, (name, value) in enumerate((baselines or {}).items()):
+        if np.isfinite(value):
+            ax.axhline(value, ls=styles[k % 3], lw=1.2, color=f"C{k + 1}", label=f"{name} matrix", zorder=2)
+    if len(y):  # every baseline in view; the worst 5% of trials may fall below
+        marks = [v for v in (baselines or {}).values() if np.isfinite(v)]
+        lo, top = min([np.percentile(y, 5), *marks]), max([y.max(), *marks])
+        ax.set_ylim(lo - 0.05 * (top - lo + 1e-9), top + 0.08 * (top - lo + 1e-9))
+    ax.set_xlabel("trial")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_report(path: Path, report: dict) -> None:
+    path.write_text(json.dumps(report, indent=1, default=_jsonable) + "\n", encoding="utf-8")
+
+
+def _jsonable(value):
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
