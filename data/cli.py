@@ -1,4 +1,4 @@
-"""Command line of the data layer: ``python -m data {validate,build-samples,stats,synth} …``."""
+"""Command line of the data layer: ``python -m data {validate,build-samples,stats,synth,generate-er2} …``."""
 
 from __future__ import annotations
 
@@ -60,6 +60,12 @@ def _synth(args) -> int:
     return 0
 
 
+def _generate_er2(args) -> int:
+    from data.er2_generate import main_generate
+
+    return main_generate(args)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m data", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +98,26 @@ def main(argv=None) -> int:
                    help="generate the default sizes (--sizes is ignored) only when --out holds "
                    "no synthetic set yet")
     p.set_defaults(func=_synth)
+    p = sub.add_parser("generate-er2", help="ER²Score training rows from an LLM through the OpenAI-compatible "
+                       "chat API: candidates per quality tier, scored, validated, cached, resumable")
+    p.add_argument("--system", required=True, help="radcliq, mrscore, or a scoring-system YAML/JSON file")
+    p.add_argument("--references", required=True,
+                   help="reference reports: a text file (one a line) or JSON lines (--field)")
+    p.add_argument("--model", required=True, help="chat model name, e.g. gpt-4o or the local server's model")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
+                   "(vLLM, llama.cpp); default: the OpenAI API")
+    p.add_argument("--out", default=None, help="output JSONL, appended to (default: er2_<system>_<model>.jsonl)")
+    p.add_argument("--cache", default=None, help="reply cache folder (default: <out>.cache)")
+    p.add_argument("--field", default="reference", help="JSON lines: the field holding the report")
+    p.add_argument("--id-field", default="id", help="JSON lines: the field holding the reference id")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--max-reasks", type=int, default=2, help="re-asks after an invalid reply")
+    p.add_argument("--retries", type=int, default=5, help="retries of a failing API call (exponential back-off)")
+    p.add_argument("--backoff", type=float, default=1.0, help="first back-off delay in seconds")
+    p.add_argument("--structured-output", action="store_true",
+                   help="send the reply JSON schema as response_format (servers that support it)")
+    p.set_defaults(func=_generate_er2)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

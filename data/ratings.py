@@ -5,8 +5,9 @@
   bootstrapping (a ReXVal study, one reference report). Every reader of rated pairs returns these
   (:mod:`data.rexval`, :mod:`data.rate_eval`, :func:`read_rating_csv`, :func:`read_bleurt_jsonl`).
 - :class:`Triad` ``(original, synonym, opposite, meta)``: RaTE-Eval Task 3.
-- :class:`ScoringSystem`, :data:`RADCLIQ`, :data:`MRSCORE` (SPEC §3.1), :class:`ER2Row`,
-  :func:`read_er2_jsonl` and :func:`er2_pairs` (the pairing rule of SPEC §3.2).
+- :class:`ScoringSystem`, :data:`RADCLIQ`, :data:`MRSCORE` (SPEC §3.1; defined in
+  :mod:`radscore.systems` and re-exported here), :class:`ER2Row`, :func:`read_er2_jsonl`, and
+  :func:`pair_er2_rows` / :func:`er2_pairs` (the pairing rule of SPEC §3.2).
 
 Formats read here:
 - plain CSV with columns ``reference, candidate, rating`` (names configurable; other columns go to
@@ -22,11 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from radscore.systems import (BUILTIN_SYSTEMS, MRSCORE, RADCLIQ, ScoringSystem,  # noqa: F401 (re-exported)
+                              ScoringSystemError)
+
+log = logging.getLogger(__name__)
 
 class RatingFormatError(ValueError):
     """A rating file that does not follow its expected format."""
@@ -50,38 +56,7 @@ class Triad:
     meta: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ScoringSystem:
-    """An ER²Score scoring system: sub-score names, optional weights and the direction.
-
-    ``radcliq``: sub-scores are error counts in the six ReXVal categories, total = their sum,
-    fewer is better. ``mrscore``: sub-score ``i`` is the points kept on item ``i``, i.e.
-    ``W_i * (1 - S_i)`` with ``S_i`` = 1 when the item has an error, so the total
-    ``= sum = 100 - sum(S_i * W_i)``; higher is better.
-    """
-
-    name: str
-    items: tuple[str, ...]
-    weights: tuple[float, ...] | None
-    higher_is_better: bool
-
-    def total(self, subscores: dict) -> float:
-        return float(sum(subscores[k] for k in self.items))
-
-
-RADCLIQ = ScoringSystem(
-    "radcliq",
-    ("false_prediction", "omission", "incorrect_location", "incorrect_severity",
-     "added_comparison", "omitted_comparison"),
-    None, higher_is_better=False,
-)
-MRSCORE = ScoringSystem(
-    "mrscore",
-    ("impression_consistency", "impression_organs", "lesion_description", "clinical_history",
-     "completeness", "grammar", "terminology"),
-    (30.0, 20.0, 20.0, 10.0, 10.0, 5.0, 5.0), higher_is_better=True,
-)
-SYSTEMS = {RADCLIQ.name: RADCLIQ, MRSCORE.name: MRSCORE}
+SYSTEMS = BUILTIN_SYSTEMS  # name -> ScoringSystem (defined in radscore.systems)
 
 
 @dataclass
@@ -222,8 +197,9 @@ def read_er2_jsonl(path: str | Path, systems: dict | None = None,
                    check_total: bool = True) -> list[ER2Row]:
     """ER²Score training rows; sub-scores are checked against known ``systems``.
 
-    For a known system the sub-score names must be exactly its items and, with ``check_total``,
-    ``total`` must equal their sum. Rows of an unknown system must all use the same names.
+    For a known system the sub-score names must be exactly its items, each in the system's range,
+    and, with ``check_total``, ``total`` must equal the system's total rule (the sum, or the
+    weighted sum). Rows of an unknown system must all use the same names (total = their sum).
     """
     systems = SYSTEMS if systems is None else systems
     out, names_seen = [], {}
@@ -238,17 +214,25 @@ def read_er2_jsonl(path: str | Path, systems: dict | None = None,
         if not isinstance(subs, dict) or not subs:
             raise RatingFormatError(f"{where}: 'subscores' must be a non-empty object")
         subs = {str(k): number_field(v, where, f"subscores.{k}") for k, v in subs.items()}
-        expected = list(systems[system].items) if system in systems else names_seen.get(system)
+        known = systems.get(system)
+        expected = list(known.items) if known is not None else names_seen.get(system)
         if expected is not None and sorted(subs) != sorted(expected):
             raise RatingFormatError(
                 f"{where}: sub-scores {sorted(subs)} do not match system {system!r}: expected "
                 f"{sorted(expected)}"
             )
+        if known is not None:
+            try:
+                known.check_subscores(subs, where)
+            except ScoringSystemError as err:
+                raise RatingFormatError(str(err)) from None
         names_seen.setdefault(system, list(subs))
         total = number_field(rec["total"], where, "total")
-        if check_total and abs(total - sum(subs.values())) > 1e-6:
+        rule_total = known.total(subs) if known is not None else sum(subs.values())
+        if check_total and abs(total - rule_total) > 1e-6:
+            rule = "weighted sum" if known is not None and known.total_rule == "weighted_sum" else "sum"
             raise RatingFormatError(
-                f"{where}: total {total:g} is not the sum of the sub-scores ({sum(subs.values()):g})"
+                f"{where}: total {total:g} is not the {rule} of the sub-scores ({rule_total:g})"
             )
         ref = text_field(rec["reference"], where, "reference")
         meta = {k: v for k, v in rec.items()
@@ -260,24 +244,55 @@ def read_er2_jsonl(path: str | Path, systems: dict | None = None,
     return out
 
 
-def er2_pairs(rows: list[ER2Row], systems: dict | None = None) -> list[ER2Pair]:
-    """Every two rows of one system and one reference group with different totals form a pair.
+@dataclass
+class PairingSummary:
+    """What the pairing rule made of the rows: nothing is dropped without being counted."""
 
-    Rows with equal totals express no preference and form no pair (SPEC §3.2 requires m > 0).
-    A system missing from ``systems`` is taken as higher-is-better.
+    rows: int = 0
+    groups: int = 0
+    pairs: int = 0
+    tied: int = 0  # candidate pairs skipped because their totals are equal (no preference)
+    single: int = 0  # groups with one row (no pair possible)
+
+    def __str__(self) -> str:
+        return (f"{self.rows} rows in {self.groups} reference groups -> {self.pairs} pairs; "
+                f"{self.tied} pairs skipped for equal totals; {self.single} groups with a single row")
+
+
+def pair_er2_rows(rows: list[ER2Row], systems: dict | None = None) -> tuple[list[ER2Pair], PairingSummary]:
+    """The pairing rule (SPEC §3.2) with its summary.
+
+    Every two rows of one system and one reference group form a pair; the one with the better
+    total is accepted. Margins are in internal (higher-is-better) units of the system
+    (:meth:`radscore.systems.ScoringSystem.to_internal`), so ``margin > 0`` always. Rows with
+    equal totals express no preference: that pair is skipped and counted in ``summary.tied``.
+    A system missing from ``systems`` is taken as higher-is-better with total = sum.
     """
     systems = SYSTEMS if systems is None else systems
     groups: dict[tuple[str, str], list[ER2Row]] = {}
     for row in rows:
         groups.setdefault((row.system, row.group), []).append(row)
-    out = []
-    for (system, _), members in groups.items():
-        sign = 1.0 if systems.get(system, ScoringSystem(system, (), None, True)).higher_is_better else -1.0
+    out, summary = [], PairingSummary(rows=len(rows), groups=len(groups))
+    for (name, _), members in groups.items():
+        system = systems.get(name) or ScoringSystem(name, tuple(members[0].subscores), None, True)
+        summary.single += len(members) == 1
         for a, b in combinations(members, 2):
             if a.total == b.total:
+                summary.tied += 1
                 continue
+            sign = system.sign
             w, l = (a, b) if sign * (a.total - b.total) > 0 else (b, a)
-            out.append(ER2Pair(system, w.reference, w, l, sign * (w.total - l.total),
-                               {k: sign * (w.subscores[k] - l.subscores.get(k, 0.0)) + 0.0
-                                for k in w.subscores}))
-    return out
+            iw, il = system.to_internal(w.subscores), system.to_internal(l.subscores)
+            out.append(ER2Pair(name, w.reference, w, l,
+                               system.total_to_internal(w.total) - system.total_to_internal(l.total),
+                               {k: x - y + 0.0 for k, x, y in zip(system.items, iw, il)}))
+    summary.pairs = len(out)
+    return out, summary
+
+
+def er2_pairs(rows: list[ER2Row], systems: dict | None = None) -> list[ER2Pair]:
+    """The pairs of :func:`pair_er2_rows`; skipped ties are reported with a logged warning."""
+    pairs, summary = pair_er2_rows(rows, systems)
+    if summary.tied:
+        log.warning("ER² pairing: %s", summary)
+    return pairs

@@ -24,9 +24,9 @@ from data.synth import rewrites as R
 from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, add_errors, add_from,
                                 meaning_preserving)
 from data.synth.draft import FINDING, POSITIVE, Draft
-from data.synth.labels import (RaterNoise, bleurt_counts, clinical_bleurt_quality,
-                               mrscore_items, radcliq_subscores, simulate_raters, task1_rating,
-                               task2_score)
+from data.clinical_bleurt import clinical_bleurt_quality
+from data.synth.labels import (RaterNoise, bleurt_counts, mrscore_items, radcliq_subscores,
+                               simulate_raters, task1_rating, task2_score)
 from data.synth.lexicon import Lexicon, load_lexicon
 
 REPO = Path(__file__).resolve().parents[2]

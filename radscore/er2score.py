@@ -1,0 +1,93 @@
+"""``ER2Score``: score candidate reports against references with a trained ER²Score export.
+
+Each pair gets the N rewards of the model converted back to the scoring system's native units
+(:meth:`radscore.systems.ScoringSystem.to_native`): for RadCliQ, predicted error counts per
+category and their sum (lower is better); for MRScore, the points kept per item and the total
+out of 100 (higher is better). The total is the system's total of the heads (SPEC §3.3: the sum of
+the N rewards, in native units). Rewards are continuous: they are model scores in the units of
+the labels, not rounded counts.
+
+Pairs are processed in length-sorted batches of ``batch_size`` (less padding), returned in input
+order; a progress bar shows the work on long inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from radscore.inputs import check_reports
+from radscore.reward_model import MultiRewardModel
+
+
+@dataclass
+class RewardScore:
+    """The score of one candidate: sub-scores by name and the total, both in native units;
+    ``rewards`` are the raw head outputs (internal, higher is better)."""
+
+    subscores: dict[str, float]
+    total: float
+    rewards: list[float]
+
+    def to_dict(self) -> dict:
+        return {"subscores": self.subscores, "total": self.total, "rewards": self.rewards}
+
+
+class ER2Score:
+    """An ER²Score export loaded for scoring.
+
+    Args:
+        export: export folder (``python -m train reward fit`` writes ``checkpoints/<run>/export``).
+        base_model: overrides the base model id recorded in the export (e.g. a local copy).
+        batch_size: prompts per forward pass.
+        device: ``None`` picks CUDA when present, else the CPU.
+        dtype: dtype of the base model (e.g. ``"bfloat16"`` for 7-8B backbones); None = float32.
+        progress: show a tqdm progress bar while scoring.
+    """
+
+    def __init__(self, export: str | Path, base_model: str | None = None, batch_size: int = 16,
+                 device=None, dtype: str | None = None, progress: bool = True):
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model = MultiRewardModel.from_export(export, base_model=base_model, dtype=dtype).to(self.device)
+        self.export, self.batch_size, self.progress = str(export), max(1, int(batch_size)), progress
+        self.system = self.model.system
+        self.truncated = 0  # prompts cut at max_length by the last call of score()
+
+    def signature(self) -> dict:
+        """What produced the scores: export, base model, system and the radscore version."""
+        from radscore import __version__
+
+        return {"radscore": __version__, "export": self.export, "base_model": self.model.base_model,
+                "system": self.system.name, "prompt_template": self.model.prompt_template}
+
+    @torch.no_grad()
+    def rewards(self, candidates: list[str], references: list[str]) -> torch.Tensor:
+        """Raw rewards (pairs, N), internal units, in input order."""
+        check_reports(candidates, references)
+        from tqdm.auto import tqdm
+
+        ids, self.truncated = self.model.encode(references, candidates)
+        if self.truncated:
+            import warnings
+
+            warnings.warn(f"ER2Score: {self.truncated} of {len(ids)} prompts are longer than "
+                          f"max_length={self.model.max_length} tokens and were cut at the right", stacklevel=3)
+        out = torch.empty((len(ids), self.system.n), dtype=torch.float32)
+        order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
+        with tqdm(total=len(ids), disable=not self.progress, unit="pair", desc="ER2Score") as bar:
+            for lo in range(0, len(order), self.batch_size):
+                chunk = order[lo : lo + self.batch_size]
+                batch = self.model.pad([ids[k] for k in chunk])
+                rewards = self.model(batch["input_ids"].to(self.device), batch["attention_mask"].to(self.device))
+                out[torch.tensor(chunk)] = rewards.float().cpu()
+                bar.update(len(chunk))
+        return out
+
+    def score(self, candidates: list[str], references: list[str]) -> list[RewardScore]:
+        """Per pair: the named sub-scores and the total in the system's native units."""
+        out = []
+        for row in self.rewards(candidates, references).tolist():
+            out.append(RewardScore(self.system.to_native(row), self.system.total_to_native(row), row))
+        return out

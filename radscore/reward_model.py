@@ -1,0 +1,256 @@
+"""The ER²Score reward model (SPEC §3.3): a backbone with LoRA and a multi-reward head.
+
+:class:`MultiRewardModel` is ``AutoModelForSequenceClassification(num_labels=N)`` on any backbone
+(encoder or decoder), wrapped by peft LoRA (task type ``SEQ_CLS``). Its classification layer is the
+**multi-reward head**: one linear layer from the pooled last hidden state (the last non-pad token
+of a decoder, the pooled ``[CLS]`` of a BERT) to the N rewards, one per item of the scoring system,
+in "higher is better" units (:mod:`radscore.systems`). The head is listed in peft's
+``modules_to_save``, so the adapter folder carries it and a reloaded model never gets a random head.
+
+The input is one prompt per (reference, candidate) made from a template with the placeholders
+``{reference}`` and ``{candidate}`` (literal braces are written ``{{`` and ``}}``). Prompts longer
+than ``max_length`` tokens are cut at the right, and every cut is counted and reported.
+
+Decoder backbones without a pad token (Llama-3, Phi-2, ...) get a real one (:func:`ensure_pad_token`),
+distinct from end-of-sequence, so that the pooled position (the last token that is not padding)
+is right whatever the padding side.
+
+Export layout (written by :meth:`MultiRewardModel.save`, read by :meth:`MultiRewardModel.from_export`):
+``adapter/`` (peft: LoRA weights and the head), the tokenizer files, ``reward_model.json`` (base
+model id, prompt template, max length, pad token) and ``scoring_system.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from radscore.models import resolve_model_path
+from radscore.systems import ScoringSystem, load_system
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PROMPT_TEMPLATE = (
+    "Compare the candidate radiology report with the reference report and rate its errors.\n"
+    "Reference report: {reference}\nCandidate report: {candidate}"
+)
+ADAPTER_DIR = "adapter"
+REWARD_CONFIG = "reward_model.json"
+SYSTEM_FILE = "scoring_system.json"
+PAD_CANDIDATES = ("<|finetune_right_pad_id|>", "<|reserved_special_token_0|>", "<|pad|>", "<pad>", "[PAD]")
+ADDED_PAD = "<|pad|>"
+HEAD_NAMES = ("classifier", "score")  # the sequence-classification head of HF models (BERT-like, decoder)
+
+
+def check_template(template: str) -> str:
+    """The template, or ``ValueError`` unless its only fields are ``{reference}`` and ``{candidate}``."""
+    if not isinstance(template, str):
+        raise ValueError(f"prompt template must be a string, got {type(template).__name__}")
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as err:
+        raise ValueError(f"prompt template is not a valid format string ({err}); write literal braces as {{{{ }}}}") from None
+    if sorted(set(fields)) != ["candidate", "reference"]:
+        raise ValueError(f"prompt template must contain {{reference}} and {{candidate}} and no other field; "
+                         f"found {sorted(set(fields))}")
+    return template
+
+
+def format_prompt(template: str, reference: str, candidate: str) -> str:
+    return template.format(reference=reference, candidate=candidate)
+
+
+def encode_prompts(tokenizer, template: str, max_length: int, references: Sequence[str],
+                   candidates: Sequence[str]) -> tuple[list[list[int]], int]:
+    """Token ids of each (reference, candidate) prompt, cut at the right to ``max_length``, and
+    the number of prompts that were cut."""
+    prompts = [format_prompt(template, r, c) for r, c in zip(references, candidates)]
+    full = tokenizer(prompts, truncation=False, verbose=False)["input_ids"]
+    cut = sum(len(ids) > max_length for ids in full)
+    ids = tokenizer(prompts, truncation=True, max_length=max_length)["input_ids"] if cut else full
+    return [list(x) for x in ids], cut
+
+
+def ensure_pad_token(tokenizer) -> str:
+    """Give ``tokenizer`` a pad token distinct from end-of-sequence; returns how it was chosen:
+    ``"existing"``, ``"reserved:<token>"`` (an unused special token of the vocabulary), ``"unk"`` or
+    ``"added"`` (a new ``<|pad|>`` token: the model's embeddings must then grow, see
+    :func:`fit_embeddings`)."""
+    eos = tokenizer.eos_token_id
+    if tokenizer.pad_token_id is not None and tokenizer.pad_token_id != eos:
+        return "existing"
+    vocab = tokenizer.get_vocab()
+    for token in PAD_CANDIDATES:
+        if token in vocab and vocab[token] != eos:
+            tokenizer.pad_token = token
+            return f"reserved:{token}"
+    if tokenizer.unk_token_id is not None and tokenizer.unk_token_id != eos:
+        tokenizer.pad_token = tokenizer.unk_token
+        return "unk"
+    tokenizer.add_special_tokens({"pad_token": ADDED_PAD})
+    return "added"
+
+
+def load_tokenizer(source: str):
+    """The tokenizer of a backbone or export folder, with a real pad token (:func:`ensure_pad_token`)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(source))
+    ensure_pad_token(tokenizer)
+    return tokenizer
+
+
+def fit_embeddings(model, tokenizer) -> None:
+    """Grow the input embeddings when the tokenizer has more tokens (an added pad token) and tell
+    the model its pad id (the pooled position of decoders depends on it). The new row's values
+    never reach a reward: padding is masked and never pooled."""
+    if len(tokenizer) > model.get_input_embeddings().weight.shape[0]:
+        model.resize_token_embeddings(len(tokenizer))
+    model.config.pad_token_id = tokenizer.pad_token_id
+
+
+def disable_dropout(model: nn.Module) -> int:
+    """Set every dropout of ``model`` to p = 0; returns how many. A pair's two prompts differ by a
+    few words, and independent dropout masks on both sides add reward differences larger than the
+    true ones (TRL's reward trainer disables dropout by default for the same reason)."""
+    n = 0
+    for module in model.modules():
+        if isinstance(module, nn.Dropout):
+            module.p, n = 0.0, n + 1
+    return n
+
+
+def head_outside_autocast(head: nn.Module) -> None:
+    """Run ``head`` outside autocast, in its own weights' dtype: under bf16 mixed precision the N
+    rewards would otherwise be rounded to 8 significant bits, and the small reward differences
+    between a pair's two candidates (what the MRE loss and pair accuracy look at) would tie."""
+    inner = head.forward
+
+    def forward(x, *args, **kwargs):
+        dtype = next(head.parameters()).dtype
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            return inner(x.to(dtype), *args, **kwargs)
+
+    head.forward = forward
+
+
+def head_name(model) -> str:
+    for name in HEAD_NAMES:
+        if isinstance(getattr(model, name, None), nn.Module):
+            return name
+    raise ValueError(f"{type(model).__name__}: no sequence-classification head named one of {list(HEAD_NAMES)}")
+
+
+@dataclass
+class LoraSettings:
+    """LoRA hyper-parameters. ``target_modules`` None lets peft choose for the architecture;
+    ``modules_to_save`` lists modules trained in full besides the head (which is always added);
+    ``layers`` restricts LoRA to these transformer layers (None = all; the layers below the
+    lowest adapted one then need no backward pass)."""
+
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.05
+    target_modules: list[str] | None = None
+    modules_to_save: list[str] = field(default_factory=list)
+    layers: list[int] | None = None
+
+
+def _base_model(source: str, system: ScoringSystem, dtype: str | None):
+    from transformers import AutoModelForSequenceClassification
+
+    kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
+    return AutoModelForSequenceClassification.from_pretrained(
+        resolve_model_path(source), num_labels=system.n, id2label=dict(enumerate(system.items)),
+        label2id={k: j for j, k in enumerate(system.items)}, **kwargs)
+
+
+class MultiRewardModel(nn.Module):
+    """The N-head reward model with its tokenizer, scoring system and prompt template."""
+
+    def __init__(self, model: nn.Module, tokenizer, system: ScoringSystem, prompt_template: str,
+                 max_length: int, base_model: str):
+        super().__init__()
+        self.model, self.tokenizer, self.system = model, tokenizer, system
+        self.prompt_template, self.max_length, self.base_model = check_template(prompt_template), int(max_length), base_model
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        head_outside_autocast(getattr(base, head_name(base)))
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def build(cls, backbone: str, system: "str | dict | ScoringSystem", prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
+              max_length: int = 512, lora: LoraSettings | None = None, dtype: str | None = None,
+              dropout: bool = False) -> "MultiRewardModel":
+        """A fresh model for training: backbone + random N-output head + LoRA (peft, SEQ_CLS).
+        ``dropout=False`` turns the backbone's dropout off (:func:`disable_dropout`)."""
+        from peft import LoraConfig, TaskType, get_peft_model
+
+        system, lora = load_system(system), lora or LoraSettings()
+        tokenizer = load_tokenizer(backbone)
+        base = _base_model(backbone, system, dtype)
+        fit_embeddings(base, tokenizer)
+        if not dropout:
+            disable_dropout(base)
+        save = [head_name(base)] + [m for m in lora.modules_to_save if m != head_name(base)]
+        config = LoraConfig(task_type=TaskType.SEQ_CLS, r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                            target_modules=lora.target_modules, modules_to_save=save,
+                            layers_to_transform=lora.layers)
+        return cls(get_peft_model(base, config), tokenizer, system, prompt_template, max_length, backbone)
+
+    @classmethod
+    def from_export(cls, folder: str | Path, base_model: str | None = None, dtype: str | None = None) -> "MultiRewardModel":
+        """Load an export: the base model (``base_model`` overrides the recorded id, e.g. a local
+        copy), the adapter with its head, the tokenizer, the system and the template."""
+        from peft import PeftModel
+
+        from radscore.export import read_manifest
+
+        folder = Path(folder)
+        read_manifest(folder, "reward")
+        cfg = json.loads((folder / REWARD_CONFIG).read_text())
+        system = load_system(folder / SYSTEM_FILE)
+        tokenizer = load_tokenizer(str(folder))
+        if tokenizer.pad_token != cfg["pad_token"]:
+            raise ValueError(f"{folder}: tokenizer pad token {tokenizer.pad_token!r} differs from the "
+                             f"trained one {cfg['pad_token']!r}")
+        base = _base_model(base_model or cfg["base_model"], system, dtype)
+        fit_embeddings(base, tokenizer)
+        model = PeftModel.from_pretrained(base, str(folder / ADAPTER_DIR))
+        return cls(model, tokenizer, system, cfg["prompt_template"], cfg["max_length"], cfg["base_model"]).eval()
+
+    def save(self, folder: str | Path) -> None:
+        """Adapter (LoRA + head), tokenizer, ``reward_model.json`` and ``scoring_system.json``;
+        the manifest is written by the caller (:func:`radscore.export.write_manifest`)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(str(folder / ADAPTER_DIR))
+        self.tokenizer.save_pretrained(str(folder))
+        cfg = {"base_model": self.base_model, "prompt_template": self.prompt_template,
+               "max_length": self.max_length, "pad_token": self.tokenizer.pad_token,
+               "heads": list(self.system.items), "head_module": self.head_module}
+        (folder / REWARD_CONFIG).write_text(json.dumps(cfg, indent=1) + "\n")
+        (folder / SYSTEM_FILE).write_text(json.dumps(self.system.to_dict(), indent=1) + "\n")
+
+    @property
+    def head_module(self) -> str:
+        return head_name(self.model.get_base_model())
+
+    # --- inputs and forward ---------------------------------------------------------------------
+    def encode(self, references: Sequence[str], candidates: Sequence[str]) -> tuple[list[list[int]], int]:
+        """Token ids of each prompt and the number of prompts cut at ``max_length``."""
+        return encode_prompts(self.tokenizer, self.prompt_template, self.max_length, references, candidates)
+
+    def pad(self, sequences: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]:
+        """A padded batch (the tokenizer's padding side) of token id lists."""
+        return self.tokenizer.pad({"input_ids": [list(s) for s in sequences]}, return_tensors="pt")
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Rewards (batch, N), internal units, float32."""
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).logits.float()

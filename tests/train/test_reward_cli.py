@@ -1,0 +1,133 @@
+"""The reward command line: every config instantiates, the sample config runs, fit -> test ->
+export -> radscore.ER2Score gives the module's outputs."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from train.__main__ import main as train_main
+from train.reward import ER2RewardModel, RewardDataModule
+from train.reward.cli import RewardCLI
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs" / "reward").glob("*.yaml"))
+CPU = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.precision=32-true"]
+PAPER_DECODERS = {"paper_llama3", "vicuna_7b", "meditron_7b", "gemma_7b", "qwen1_5_7b", "phi_2"}
+
+
+@pytest.fixture(scope="module")
+def er2_rows(tmp_path_factory):
+    """A small SYNTHETIC ER² set: 36 rows per system (12 references x 3 quality tiers)."""
+    from data.synth.generate import generate
+
+    out = tmp_path_factory.mktemp("synthetic")
+    generate(out, 0, {"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 36, "bleurt": 0})
+    return out / "synthetic_er2" / "radcliq_synthetic.jsonl"
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory, tiny_backbone):
+    """A tiny random Llama (the paper configs' architecture family) with the MiniLM tokenizer."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    folder = tmp_path_factory.mktemp("tiny_llama")
+    tok = AutoTokenizer.from_pretrained(tiny_backbone)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(vocab_size=tok.vocab_size, hidden_size=16, intermediate_size=32,
+                                 num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                                 max_position_embeddings=1024)).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
+    names = {c.stem for c in CONFIGS}
+    assert {"sample", "paper_llama3_total_only", "paper_llama3_individual_only"} | PAPER_DECODERS <= names
+    assert {f"paper_llama3_lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0")} <= names
+    paper = yaml.safe_load((ROOT / "configs/reward/paper_llama3.yaml").read_text())
+    assert paper["model"]["init_args"]["backbone"] == "meta-llama/Meta-Llama-3-8B"
+    assert paper["data"]["batch_size"] == 6 and paper["trainer"]["max_epochs"] == 4
+    assert (paper["model"]["init_args"]["lam"], paper["model"]["init_args"]["c"]) == (1.0, 0.01)
+    assert paper["trainer"]["precision"] == "bf16-mixed"
+    for name, key, value in [("paper_llama3_total_only", "loss_terms", "total"),
+                             ("paper_llama3_individual_only", "loss_terms", "individual"),
+                             ("paper_llama3_lambda0_5", "lam", 0.5), ("paper_llama3_lambda3_0", "lam", 3.0)]:
+        cfg = yaml.safe_load((ROOT / f"configs/reward/{name}.yaml").read_text())
+        assert cfg["model"]["init_args"][key] == value
+        cfg["model"]["init_args"][key] = paper["model"]["init_args"][key]
+        assert cfg["model"] == paper["model"] and cfg["data"] == paper["data"]  # nothing else differs
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama, er2_rows, tmp_path):
+    """Paper configs get a tiny random Llama in place of their 7-8B backbones (no download here)."""
+    stand_in = tiny_backbone if config.stem == "sample" else tiny_llama
+    cli = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+        "--config", str(config), f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}",
+        f"--run_dir={tmp_path}", *CPU])
+    assert isinstance(cli.model, ER2RewardModel) and cli.model.system.n == 6
+    dm = cli.datamodule
+    assert dm.backbone == stand_in and dm.system == cli.model.system  # linked from the model
+    assert dm.prompt_template == cli.model.reward.prompt_template and dm.max_length == cli.model.reward.max_length
+    assert cli.trainer.checkpoint_callback.monitor == "val/pair_acc"
+    trainable = [n for n, p in cli.model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n or "modules_to_save" in n for n in trainable)
+
+
+def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
+    assert train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"),
+                       f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", "--trainer.fast_dev_run=true"]) == 0
+
+
+def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_backbone, tmp_path):
+    import radscore
+    from radscore.export import read_manifest
+    from train.export import export_any
+
+    train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
+                f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.lora_target_modules=[query,value]",
+                f"--run_dir={tmp_path}", "--trainer.max_epochs=2", *CPU])
+    export = tmp_path / "export"
+    manifest = read_manifest(export, "reward")
+    assert manifest["base_model"] == tiny_backbone and manifest["system"] == "radcliq"
+    assert manifest["heads"] == ["false_prediction", "omission", "incorrect_location", "incorrect_severity",
+                                 "added_comparison", "omitted_comparison"]
+    metrics = json.loads((export / "metrics.json").read_text())
+    for key in ("test/pair_acc", "test/reward_margin", "test/kendall", "test/spearman", "test/pair_acc/omission",
+                "test/kendall/omission", "test/spearman/false_prediction", "test/loss"):
+        assert key in metrics
+    assert (export / "training_config.yaml").is_file() and (export / "adapter" / "adapter_model.safetensors").is_file()
+
+    ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
+    module = ER2RewardModel.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    dm = RewardDataModule(rows=str(er2_rows), backbone=tiny_backbone, prompt_template=module.reward.prompt_template,
+                          max_length=module.reward.max_length)
+    dm.setup("test")
+    test_rows = {}
+    for p in dm.splits["test"]:
+        test_rows.setdefault(p.row_w, p)
+    items = list(test_rows.values())[:4]
+    rows = {r["id"]: r for r in map(json.loads, er2_rows.read_text().splitlines())}
+    refs = [rows[i.row_w]["reference"] for i in items]
+    cands = [rows[i.row_w]["candidate"] for i in items]
+    with torch.no_grad():
+        expected = torch.cat([module(**module.reward.pad([i.ids_w])) for i in items])
+    scores = radscore.ER2Score(export, batch_size=3, progress=False).score(cands, refs)
+    got = torch.tensor([s.rewards for s in scores])
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
+    assert [s.total for s in scores] == pytest.approx((-expected.sum(1)).tolist(), abs=1e-5)  # error counts
+
+    again = export_any(tmp_path, tmp_path / "export2")
+    assert (again / "adapter" / "adapter_model.safetensors").read_bytes() == \
+        (export / "adapter" / "adapter_model.safetensors").read_bytes()
+
+
+def test_unknown_task_and_bad_template_are_clear(er2_rows, tiny_backbone, tmp_path, capsys):
+    assert train_main(["rewards"]) == 2
+    with pytest.raises(ValueError, match="prompt template must contain"):
+        RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+            "--config", str(ROOT / "configs/reward/sample.yaml"), f"--model.init_args.backbone={tiny_backbone}",
+            "--model.init_args.prompt_template=only {reference}", f"--run_dir={tmp_path}", *CPU])

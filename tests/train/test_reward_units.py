@@ -1,0 +1,139 @@
+"""ER²Score training pieces: pairing summary, splits, batches, metrics, what a step changes,
+and checkpoints that hold the trainable parameters only."""
+
+import math
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from data.ratings import ER2Row, pair_er2_rows
+from radscore.systems import RADCLIQ
+from train.reward import ER2RewardModel, RewardDataModule
+from train.reward.data import split_groups
+from train.reward.metrics import correlation_metrics, pair_metrics
+
+TEMPLATE = "ref: {reference} [SEP] cand: {candidate}"
+
+
+@pytest.fixture(scope="module")
+def er2_rows(tmp_path_factory):
+    """A small SYNTHETIC ER² set: 36 rows per system (12 references x 3 quality tiers)."""
+    from data.synth.generate import generate
+
+    out = tmp_path_factory.mktemp("synthetic")
+    generate(out, 0, {"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 36, "bleurt": 0})
+    return out / "synthetic_er2"
+
+
+def row(id, group, total, **subs):
+    s = {k: 0 for k in RADCLIQ.items} | subs
+    assert sum(s.values()) == total
+    return ER2Row(id, f"ref {group}", f"cand {id}", "radcliq", s, float(total), group)
+
+
+def test_pairing_counts_ties_and_orients_margins():
+    rows = [row("a", "g1", 0), row("b", "g1", 2, omission=2), row("c", "g1", 2, added_comparison=2),
+            row("d", "g2", 1, omission=1)]
+    pairs, summary = pair_er2_rows(rows)
+    assert (summary.rows, summary.groups, summary.pairs, summary.tied, summary.single) == (4, 2, 2, 1, 1)
+    assert "1 pairs skipped for equal totals" in str(summary)
+    ab = next(p for p in pairs if p.rejected.id == "b")
+    assert ab.accepted.id == "a" and ab.margin == 2.0  # fewer errors is better: margin in internal units
+    assert ab.sub_margins["omission"] == 2.0 and ab.sub_margins["false_prediction"] == 0.0
+
+
+def test_group_split_is_disjoint_seeded_and_checked():
+    groups = [f"g{k}" for k in range(20)] * 3
+    a, b = split_groups(groups, 0.2, 0.1, 0), split_groups(groups, 0.2, 0.1, 0)
+    assert a == b and (len(a["val"]), len(a["test"]), len(a["train"])) == (4, 2, 14)
+    assert not (a["val"] & a["test"]) and not (a["train"] & (a["val"] | a["test"]))
+    assert split_groups(groups, 0.2, 0.1, 1) != a
+    with pytest.raises(ValueError, match="too few"):
+        split_groups(["g1", "g2"], 0.5, 0.4, 0)
+
+
+def test_metrics_by_hand():
+    dr = np.array([[1.0, -1.0], [-0.5, 0.2], [0.3, 0.0]])  # totals 0, -0.3, 0.3
+    m = np.array([[1.0, 0.0], [-1.0, 1.0], [2.0, -1.0]])
+    out = pair_metrics(dr, m, ("a", "b"))
+    assert out["pair_acc"] == pytest.approx(1 / 3)  # a tie (row 0) counts as wrong
+    assert out["reward_margin"] == pytest.approx(0.0)
+    assert out["pair_acc/a"] == 1.0 and out["pairs/a"] == 3
+    assert out["pair_acc/b"] == 0.5 and out["pairs/b"] == 2  # row 0 has m_b = 0: not counted
+    pred = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
+    gold = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.0]])
+    c = correlation_metrics(pred, gold, gold.sum(1), ("a", "b"))
+    assert c["kendall"] == pytest.approx(1 / 3) and c["spearman"] == pytest.approx(0.5)
+    assert c["kendall/a"] == pytest.approx(1.0)
+    assert math.isnan(c["kendall/b"])  # constant predictions: no correlation, said so
+
+
+def test_datamodule_batches_share_candidates(er2_rows, tiny_backbone):
+    dm = RewardDataModule(rows=str(er2_rows / "radcliq_synthetic.jsonl"), backbone=tiny_backbone,
+                          prompt_template=TEMPLATE, max_length=128, batch_size=3, val_fraction=0.2, test_fraction=0.2)
+    dm.setup("fit")
+    assert sum(len(v) for v in dm.splits.values()) == sum(s.pairs for s in dm.summaries.values())
+    item = dm.splits["train"][0]
+    assert item.total_w > item.total_l and item.total_w <= 0  # internal units: minus the error count
+    pl.seed_everything(0)
+    batch = next(iter(dm.train_dataloader()))
+    assert batch["subscores_w"].shape == (3, 6)
+    assert batch["input_ids"].shape[0] == len(set(batch["rows_w"]) | set(batch["rows_l"]))
+    assert batch["input_ids"].shape[0] < 6  # the pairs of one reference share candidates
+    with pytest.raises(ValueError, match="rows of system"):
+        bad = RewardDataModule(rows=str(er2_rows / "mrscore_synthetic.jsonl"), backbone=tiny_backbone, system="radcliq")
+        bad.setup("fit")
+
+
+def tiny_model(backbone, **kw):
+    return ER2RewardModel(backbone=backbone, prompt_template=TEMPLATE, max_length=128, lora_r=4,
+                          lora_target_modules=["query", "value"], lr=1e-2, **kw)
+
+
+def test_a_step_changes_only_lora_and_head(er2_rows, tiny_backbone, tmp_path):
+    pl.seed_everything(0)
+    dm = RewardDataModule(rows=str(er2_rows / "radcliq_synthetic.jsonl"), backbone=tiny_backbone,
+                          prompt_template=TEMPLATE, max_length=128, batch_size=6)
+    model = tiny_model(tiny_backbone)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = pl.Trainer(max_steps=1, accelerator="cpu", logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0)
+    trainer.fit(model, dm)
+    changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
+    assert changed and all("lora_" in k or "modules_to_save" in k for k in changed)
+    assert any("lora_B" in k for k in changed) and any("modules_to_save" in k for k in changed)
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert set(changed) <= trainable
+    assert all("lora_" in n or "modules_to_save" in n for n in trainable)
+
+
+def test_checkpoint_holds_trainable_parameters_and_reloads_identically(er2_rows, tiny_backbone, tmp_path):
+    pl.seed_everything(0)
+    dm = RewardDataModule(rows=str(er2_rows / "radcliq_synthetic.jsonl"), backbone=tiny_backbone,
+                          prompt_template=TEMPLATE, max_length=128, batch_size=6)
+    model = tiny_model(tiny_backbone)
+    trainer = pl.Trainer(max_steps=2, accelerator="cpu", logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=1)
+    trainer.fit(model, dm)
+    trainer.save_checkpoint(tmp_path / "m.ckpt")
+    state = torch.load(tmp_path / "m.ckpt", weights_only=False)
+    assert set(state["state_dict"]) == set(model.trainable_keys())
+    assert state["radscore"]["task"] == "reward" and state["radscore"]["system"]["name"] == "radcliq"
+    again = ER2RewardModel.load_from_checkpoint(tmp_path / "m.ckpt", map_location="cpu").eval()
+    model.eval()
+    batch = next(iter(dm.val_dataloader()))
+    with torch.no_grad():
+        torch.testing.assert_close(again(batch["input_ids"], batch["attention_mask"]),
+                                   model(batch["input_ids"], batch["attention_mask"]), rtol=0, atol=0)
+
+    other = dict(state, radscore={**state["radscore"], "task": "ner-iob"})
+    torch.save(other, tmp_path / "other.ckpt")
+    with pytest.raises(ValueError, match="checkpoint of task 'ner-iob', expected 'reward'"):
+        ER2RewardModel.load_from_checkpoint(tmp_path / "other.ckpt", map_location="cpu")
+    with pytest.raises(ValueError, match="lacks .* trainable parameter"):
+        ER2RewardModel.load_from_checkpoint(tmp_path / "m.ckpt", map_location="cpu",
+                                            lora_target_modules=["query", "key", "value"])
+    with pytest.raises(ValueError, match="scoring system 'radcliq'"):
+        ER2RewardModel.load_from_checkpoint(tmp_path / "m.ckpt", map_location="cpu", system="mrscore")

@@ -1,0 +1,25 @@
+"""``python -m train reward {fit,validate,test} --config configs/reward/<name>.yaml``."""
+
+from __future__ import annotations
+
+from pytorch_lightning.cli import LightningArgumentParser
+
+from train.cli import RadscoreCLI
+from train.reward.data import RewardDataModule
+from train.reward.export import export_reward
+from train.reward.modules import MONITOR, ER2RewardModel
+
+
+class RewardCLI(RadscoreCLI):
+    monitor = MONITOR
+    monitor_mode = "max"
+    exporter = staticmethod(export_reward)
+
+    def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        super().add_arguments_to_parser(parser)  # links the backbone
+        for name in ("system", "prompt_template", "max_length"):  # defined once, in the model
+            parser.link_arguments(f"model.init_args.{name}", f"data.{name}")
+
+
+def main(args=None) -> None:
+    RewardCLI(ER2RewardModel, RewardDataModule, args=args)

@@ -1,0 +1,230 @@
+"""ER² pairs for Lightning: rows -> reference-group splits -> pairs (SPEC §3.2) -> prompt ids.
+
+Rows are read with :func:`data.ratings.read_er2_jsonl` (one candidate a line). Without explicit
+``val_rows``/``test_rows`` files, the reference groups of ``rows`` are split at random (seeded)
+into train/val/test, so no reference is in two splits. Pairs come from
+:func:`data.ratings.pair_er2_rows`: pairs with equal totals are skipped and counted, and the
+pairing summary of every split is printed. Each distinct candidate prompt is tokenized once.
+
+A batch holds B pairs: ``input_ids``/``attention_mask`` of the batch's distinct prompts with
+``index_w``/``index_l`` pointing each pair's accepted and rejected candidate into them,
+``subscores_w``/``subscores_l`` (B, N) and ``totals_w``/``totals_l`` (B,) in internal
+(higher-is-better) units, and the row ids of both sides (for candidate-level correlations).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.utilities import rank_zero_info, rank_zero_warn
+from torch.utils.data import DataLoader
+
+from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
+from radscore.models import PACKAGED_MINILM
+from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
+from radscore.systems import ScoringSystem, load_system
+from train.ner.data import LengthGroupedSampler
+
+SPLITS = ("train", "val", "test")
+DEFAULT_ROWS = "checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl"
+
+
+@dataclass
+class PairItem:
+    ids_w: list[int]
+    ids_l: list[int]
+    subscores_w: list[float]  # internal units, head order
+    subscores_l: list[float]
+    total_w: float
+    total_l: float
+    row_w: str
+    row_l: str
+    group: str
+
+
+class ReferenceGroupedSampler(torch.utils.data.Sampler):
+    """Random order that keeps the pairs of one reference together, so a batch shares candidates
+    (each distinct candidate of a batch is encoded once: with 3 candidates a reference, 3 pairs
+    cost 3 forward passes, not 6). Seeded from the global torch seed at each epoch."""
+
+    def __init__(self, groups: list[str]):
+        self.members: dict[str, list[int]] = {}
+        for k, g in enumerate(groups):
+            self.members.setdefault(g, []).append(k)
+        self.n = len(groups)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        keys = list(self.members)
+        for g in torch.randperm(len(keys)).tolist():
+            idx = self.members[keys[g]]
+            yield from (idx[k] for k in torch.randperm(len(idx)).tolist())
+
+
+def split_groups(groups: list[str], val_fraction: float, test_fraction: float, seed: int) -> dict[str, set]:
+    """Seeded random split of reference groups; val and test get at least one group each when
+    their fraction is positive and there are enough groups."""
+    if not 0 <= val_fraction < 1 or not 0 <= test_fraction < 1 or val_fraction + test_fraction >= 1:
+        raise ValueError(f"val_fraction={val_fraction} and test_fraction={test_fraction} must be in [0, 1) "
+                         "and sum to less than 1")
+    order = sorted(set(groups))
+    random.Random(seed).shuffle(order)
+    n_val = max(1, round(val_fraction * len(order))) if val_fraction > 0 else 0
+    n_test = max(1, round(test_fraction * len(order))) if test_fraction > 0 else 0
+    if n_val + n_test >= len(order):
+        raise ValueError(f"{len(order)} reference groups are too few for a train/val/test split "
+                         f"({n_val} val, {n_test} test)")
+    return {"val": set(order[:n_val]), "test": set(order[n_val:n_val + n_test]),
+            "train": set(order[n_val + n_test:])}
+
+
+class RewardDataModule(pl.LightningDataModule):
+    """ER²Score training pairs of one scoring system.
+
+    Args:
+        rows: ER² JSONL file(s) (``reference, candidate, system, subscores, total`` per line).
+        val_rows, test_rows: explicit validation/test files; when absent the reference groups of
+            ``rows`` are split with ``val_fraction``/``test_fraction`` and ``split_seed``.
+        system: scoring system (built-in name, YAML/JSON path or dict); rows of other systems
+            are an error. Linked from the model by the CLI.
+        prompt_template, backbone, max_length: as the model's (linked by the CLI).
+        batch_size: pairs per training batch (each pair is two prompts).
+        order: training order: ``by_reference`` keeps the pairs of one reference together (they
+            share candidates, encoded once per batch), ``by_length`` batches pairs of similar
+            prompt length (less padding), ``random`` shuffles.
+    """
+
+    def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
+                 test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
+                 split_seed: int = 0, system: str | dict = "radcliq",
+                 prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
+                 max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
+                 order: Literal["random", "by_length", "by_reference"] = "by_reference"):
+        super().__init__()
+        self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
+        self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
+        self.system: ScoringSystem = load_system(system)
+        self.prompt_template = check_template(prompt_template)
+        self.backbone, self.max_length = backbone, int(max_length)
+        self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
+        if order not in ("random", "by_length", "by_reference"):
+            raise ValueError(f"order={order!r}; expected random, by_length or by_reference")
+        self.order = order
+        self.tokenizer = None
+        self.splits: dict[str, list[PairItem]] = {}
+        self.summaries: dict[str, object] = {}
+
+    # --- reading and splitting --------------------------------------------------------------------
+    def _read(self, files) -> list[ER2Row]:
+        files = [files] if isinstance(files, (str, Path)) else list(files)
+        rows = []
+        for f in files:
+            got = read_er2_jsonl(f, {self.system.name: self.system})
+            other = sorted({r.system for r in got} - {self.system.name})
+            if other:
+                raise ValueError(f"{f}: rows of system(s) {other}, expected only {self.system.name!r}")
+            rows += got
+        return rows
+
+    def split_rows(self) -> dict[str, list[ER2Row]]:
+        rows = self._read(self.rows)
+        explicit = {"val": self.val_rows, "test": self.test_rows}
+        if all(explicit.values()):
+            return {"train": rows, "val": self._read(self.val_rows), "test": self._read(self.test_rows)}
+        parts = split_groups([r.group for r in rows], 0 if self.val_rows else self.val_fraction,
+                             0 if self.test_rows else self.test_fraction, self.split_seed)
+        out = {k: [r for r in rows if r.group in parts[k]] for k in SPLITS}
+        for k, files in explicit.items():
+            if files:
+                out[k] = self._read(files)
+        return out
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.backbone)
+        if self.splits:
+            return
+        rows = self.split_rows()
+        lines = []
+        for split in SPLITS:
+            pairs, summary = pair_er2_rows(rows[split], {self.system.name: self.system})
+            self.summaries[split] = summary
+            seen = Counter(r.id for r in rows[split])
+            repeated = sorted(k for k, v in seen.items() if v > 1)
+            if repeated:
+                raise ValueError(f"{split}: row ids must be unique; repeated: {repeated[:5]}")
+            distinct = {row.id: row for p in pairs for row in (p.accepted, p.rejected)}
+            ids, cut = encode_prompts(self.tokenizer, self.prompt_template, self.max_length,
+                                      [r.reference for r in distinct.values()],
+                                      [r.candidate for r in distinct.values()])
+            by_id = dict(zip(distinct, ids))
+            if cut:
+                rank_zero_warn(f"{split}: {cut} of {len(ids)} prompts are longer than max_length="
+                               f"{self.max_length} tokens and were cut at the right")
+            s = self.system
+            self.splits[split] = [
+                PairItem(by_id[p.accepted.id], by_id[p.rejected.id], s.to_internal(p.accepted.subscores),
+                         s.to_internal(p.rejected.subscores), s.total_to_internal(p.accepted.total),
+                         s.total_to_internal(p.rejected.total), p.accepted.id, p.rejected.id,
+                         p.accepted.group)
+                for p in pairs]
+            lines.append(f"{split:<6} {summary.rows:>6} {summary.groups:>7} {summary.pairs:>6} "
+                         f"{summary.tied:>11} {cut:>8}")
+        rank_zero_info(f"ER² pairs ({self.system.name}):\nsplit    rows  groups  pairs  tied(skip)  prompts cut\n"
+                       + "\n".join(lines))
+        for split in ("train", "val"):
+            if not self.splits[split]:
+                raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
+
+    # --- batches -----------------------------------------------------------------------------------
+    def collate(self, items: list[PairItem]) -> dict:
+        """Each distinct candidate of the batch is encoded once: ``input_ids`` holds the distinct
+        prompts, ``index_w``/``index_l`` (B,) point each pair's sides into them."""
+        position: dict[str, int] = {}
+        prompts = []
+        for row, ids in [(i.row_w, i.ids_w) for i in items] + [(i.row_l, i.ids_l) for i in items]:
+            if row not in position:
+                position[row] = len(prompts)
+                prompts.append(ids)
+        padded = self.tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
+        f = torch.float32
+        return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"],
+                "index_w": torch.tensor([position[i.row_w] for i in items]),
+                "index_l": torch.tensor([position[i.row_l] for i in items]),
+                "subscores_w": torch.tensor([i.subscores_w for i in items], dtype=f),
+                "subscores_l": torch.tensor([i.subscores_l for i in items], dtype=f),
+                "totals_w": torch.tensor([i.total_w for i in items], dtype=f),
+                "totals_l": torch.tensor([i.total_l for i in items], dtype=f),
+                "rows_w": [i.row_w for i in items], "rows_l": [i.row_l for i in items]}
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        items = self.splits[split]
+        if not shuffle:
+            return DataLoader(items, batch_size=self.eval_batch_size, collate_fn=self.collate,
+                              num_workers=self.num_workers)
+        sampler = None
+        if self.order == "by_length":
+            sampler = LengthGroupedSampler([max(len(i.ids_w), len(i.ids_l)) for i in items], self.batch_size)
+        elif self.order == "by_reference":
+            sampler = ReferenceGroupedSampler([i.group for i in items])
+        return DataLoader(items, batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
+                          collate_fn=self.collate, num_workers=self.num_workers)
+
+    def train_dataloader(self):
+        return self._loader("train", True)
+
+    def val_dataloader(self):
+        return self._loader("val", False)
+
+    def test_dataloader(self):
+        if not self.splits.get("test"):
+            raise ValueError(f"the test split has no pair (rows {self.summaries.get('test')})")
+        return self._loader("test", False)

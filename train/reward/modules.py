@@ -1,0 +1,205 @@
+"""The ER²Score LightningModule: :class:`radscore.reward_model.MultiRewardModel` trained with the
+MRE loss (:func:`train.losses.mre_loss`).
+
+Checkpoints hold only the trainable parameters (LoRA, the head and any extra ``modules_to_save``):
+the frozen backbone comes from ``backbone`` when a checkpoint is loaded, so an 8B backbone does
+not make every checkpoint 16 GB. Loading checks the task, that the checkpoint's scoring system is
+the model's and that its parameters are exactly the model's trainable ones, then completes the
+state dict with the freshly loaded backbone (so loading stays strict).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+import torch.distributed as dist
+
+from radscore.models import PACKAGED_MINILM
+from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, LoraSettings, MultiRewardModel
+from radscore.systems import load_system
+from train.losses import mre_loss
+from train.reward.metrics import correlation_metrics, pair_metrics
+
+MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
+TASK = "reward"
+
+
+def _gather(objects: list) -> list:
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, objects)
+        return [o for part in parts for o in part]
+    return objects
+
+
+class ER2RewardModel(pl.LightningModule):
+    """ER²Score: N reward heads on a LoRA-tuned backbone, MRE loss.
+
+    Args:
+        backbone: model id, folder or ``packaged:all-MiniLM-L6-v2``.
+        system: scoring system (``radcliq``, ``mrscore``, a YAML/JSON file or a dict); N = its items.
+        prompt_template: holds ``{reference}`` and ``{candidate}``.
+        max_length: tokens per prompt (longer prompts are cut at the right and counted).
+        lora_r, lora_alpha, lora_dropout, lora_target_modules, modules_to_save, lora_layers: LoRA
+            (peft); ``lora_target_modules`` None = peft's default for the architecture;
+            ``modules_to_save``: modules trained in full besides the head (e.g. BERT's ``pooler``,
+            which feeds the head); ``lora_layers``: adapt only these layers (None = all).
+        lam, c, loss_terms: the MRE loss (λ, c, and ``both``/``total``/``individual`` for the ablations).
+        lr, head_lr, weight_decay, warmup_ratio: AdamW with linear warm-up and decay;
+            ``head_lr`` (default ``lr``) for the head.
+        dtype: dtype the backbone is loaded in (e.g. ``bfloat16`` for 7-8B models); None = float32.
+        gradient_checkpointing: trade compute for memory on large backbones.
+        backbone_dropout: keep the backbone's dropout; off by default (our choice, as TRL's reward
+            trainer): independent masks on a pair's two prompts swamp the small true differences.
+    """
+
+    task = TASK
+    monitor = MONITOR
+
+    def __init__(self, backbone: str = PACKAGED_MINILM, system: str | dict = "radcliq",
+                 prompt_template: str = DEFAULT_PROMPT_TEMPLATE, max_length: int = 512, lora_r: int = 8,
+                 lora_alpha: int = 16, lora_dropout: float = 0.05, lora_target_modules: list[str] | None = None,
+                 modules_to_save: list[str] | None = None, lora_layers: list[int] | None = None,
+                 lam: float = 1.0, c: float = 0.01,
+                 loss_terms: Literal["both", "total", "individual"] = "both", lr: float = 2e-4,
+                 head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
+                 dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False):
+        super().__init__()
+        self.save_hyperparameters()
+        resolved = load_system(system)
+        self.hparams["system"] = resolved.to_dict()  # the checkpoint needs no system file
+        self.reward = MultiRewardModel.build(
+            backbone, resolved, prompt_template, max_length,
+            LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules, list(modules_to_save or []),
+                         lora_layers), dtype,
+            dropout=backbone_dropout)
+        if gradient_checkpointing:
+            self.reward.model.gradient_checkpointing_enable()
+            self.reward.model.enable_input_require_grads()
+        self.reward.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
+        self.system = resolved
+        self._eval: dict[str, dict] = {}
+
+    # --- forward and loss ---------------------------------------------------------------------------
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.reward(input_ids, attention_mask)
+
+    def pair_rewards(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        rewards = self(batch["input_ids"], batch["attention_mask"])
+        return rewards[batch["index_w"]], rewards[batch["index_l"]]
+
+    def loss(self, batch, rewards_w, rewards_l) -> torch.Tensor:
+        hp = self.hparams
+        return mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
+                        batch["totals_l"], lam=hp.lam, c=hp.c, reduction="mean", terms=hp.loss_terms)
+
+    def on_fit_start(self) -> None:
+        total = sum(p.numel() for p in self.parameters())
+        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        for logger in self.loggers:
+            logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
+
+    def training_step(self, batch, batch_idx):
+        rw, rl = self.pair_rewards(batch)
+        loss = self.loss(batch, rw, rl)
+        n = len(batch["rows_w"])
+        self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        self.log("train/pair_acc", ((rw.sum(-1) - rl.sum(-1)) > 0).float().mean(), batch_size=n)
+        return loss
+
+    # --- evaluation -----------------------------------------------------------------------------------
+    def _eval_step(self, stage: str, batch) -> None:
+        rw, rl = self.pair_rewards(batch)
+        n = len(batch["rows_w"])
+        self.log(f"{stage}/loss", self.loss(batch, rw, rl), batch_size=n, sync_dist=True)
+        acc = self._eval.setdefault(stage, {"pairs": [], "rows": {}})
+        rw, rl = rw.detach().cpu().numpy(), rl.detach().cpu().numpy()
+        m = (batch["subscores_w"] - batch["subscores_l"]).cpu().numpy()
+        acc["pairs"] += list(zip(rw - rl, m))
+        for side, rewards in (("w", rw), ("l", rl)):
+            subs, totals = batch[f"subscores_{side}"].cpu().numpy(), batch[f"totals_{side}"].cpu().numpy()
+            for k, row in enumerate(batch[f"rows_{side}"]):
+                acc["rows"].setdefault(row, (rewards[k], subs[k], float(totals[k])))
+
+    def validation_step(self, batch, batch_idx):
+        self._eval_step("val", batch)
+
+    def test_step(self, batch, batch_idx):
+        self._eval_step("test", batch)
+
+    def _eval_end(self, stage: str) -> None:
+        acc = self._eval.pop(stage, None)
+        if acc is None:
+            return
+        pairs = _gather(acc["pairs"])
+        rows = {}
+        for part in _gather([acc["rows"]]):
+            for k, v in part.items():
+                rows.setdefault(k, v)
+        if not pairs:
+            return
+        items = self.system.items
+        metrics = pair_metrics(np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs]), items)
+        values = list(rows.values())
+        metrics.update(correlation_metrics(np.stack([v[0] for v in values]), np.stack([v[1] for v in values]),
+                                           np.array([v[2] for v in values]), items))
+        for key, value in metrics.items():
+            self.log(f"{stage}/{key}", value, prog_bar=key == "pair_acc", rank_zero_only=False)
+
+    def on_validation_epoch_end(self):
+        self._eval_end("val")
+
+    def on_test_epoch_end(self):
+        self._eval_end("test")
+
+    # --- optimiser ------------------------------------------------------------------------------------
+    def configure_optimizers(self):
+        from transformers import get_linear_schedule_with_warmup
+
+        hp = self.hparams
+        trainable = [(n, p) for n, p in self.named_parameters() if p.requires_grad]
+        head = [p for n, p in trainable if "modules_to_save" in n]
+        body = [p for n, p in trainable if "modules_to_save" not in n]
+        groups = [g for g in ({"params": body, "lr": hp.lr}, {"params": head, "lr": hp.head_lr or hp.lr}) if g["params"]]
+        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # --- checkpoints: trainable parameters only; refuse another task or system -------------------------
+    def trainable_keys(self) -> list[str]:
+        return [n for n, p in self.named_parameters() if p.requires_grad]
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        keep = set(self.trainable_keys())
+        checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
+        checkpoint["radscore"] = {"task": self.task, "system": self.system.to_dict(),
+                                  "backbone": self.hparams.backbone}
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        check_checkpoint(checkpoint, self.system.to_dict())
+        missing = sorted(set(self.trainable_keys()) - set(checkpoint["state_dict"]))
+        if missing:
+            raise ValueError(f"the checkpoint lacks {len(missing)} trainable parameter(s) of this model, "
+                             f"e.g. {missing[:3]}; was it made with other LoRA settings?")
+        unexpected = sorted(set(checkpoint["state_dict"]) - set(self.trainable_keys()))
+        if unexpected:
+            raise ValueError(f"the checkpoint has {len(unexpected)} parameter(s) this model does not train, "
+                             f"e.g. {unexpected[:3]}; was it made with other LoRA settings?")
+        # the frozen backbone is the one just loaded from `backbone`: complete the state dict with it
+        for key, value in self.state_dict().items():
+            checkpoint["state_dict"].setdefault(key, value)
+
+
+def check_checkpoint(checkpoint: dict, system: dict | None = None) -> None:
+    info = checkpoint.get("radscore")
+    if info is None:
+        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {TASK} checkpoint")
+    if info.get("task") != TASK:
+        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {TASK!r}")
+    if system is not None and info.get("system") != system:
+        raise ValueError(f"checkpoint scoring system {info.get('system', {}).get('name')!r} "
+                         f"({info.get('system', {}).get('items')}) differs from the model's {system['name']!r}")
