@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export WANDB_MODE ?= offline
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install test samples stats train-ner
+.PHONY: install test samples stats train-ner bench publish train-bleurt train-reward tune-weights
 
 install: $(STAMP)
 
@@ -33,3 +33,34 @@ stats: install
 train-ner: CONFIG ?= configs/ner/iob_sample.yaml
 train-ner: install
 	$(PY) -m train ner fit --config $(CONFIG)
+
+# radscore.RaTEScore against the released ratescore package (own venv, made on first use).
+bench: install
+	test -f checkpoints/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
+	$(PY) benchmarks/bench_ratescore.py
+
+# Fine-tune ClinicalBLEURT (SYNTHETIC rows by default; generated first when missing), test, export.
+train-bleurt: CONFIG ?= configs/bleurt/sample.yaml
+train-bleurt: install
+	$(PY) -m data synth --if-missing
+	$(PY) -m train bleurt fit --config $(CONFIG)
+
+# Train ER²Score (SYNTHETIC RadCliQ pairs by default; generated first when missing), test, export.
+train-reward: CONFIG ?= configs/reward/sample.yaml
+train-reward: install
+	$(PY) -m data synth --if-missing
+	$(PY) -m train reward fit --config $(CONFIG)
+
+# Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
+# that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.
+tune-weights: CONFIG ?= configs/tune/sample.yaml
+tune-weights: install
+	@if grep -q "checkpoints/iob_sample/export" $(CONFIG) && \
+	    [ ! -f checkpoints/iob_sample/export/radscore_manifest.json ]; then \
+	    $(MAKE) train-ner CONFIG=configs/ner/iob_sample.yaml; fi
+	$(PY) -m train tune-weights --config $(CONFIG) $(TUNE_ARGS)
+
+# Upload an export with a model card: make publish EXPORT=checkpoints/iob_sample/export REPO_ID=you/name [ARGS=--dry-run]
+publish: install
+	test -n "$(REPO_ID)" || (echo "usage: make publish EXPORT=<export folder> REPO_ID=<user/name> [ARGS=--dry-run]" && false)
+	$(PY) -m train publish $(or $(EXPORT),checkpoints/iob_sample/export) --repo-id $(REPO_ID) $(ARGS)

@@ -2,7 +2,13 @@
 
 Tasks:
   ner {fit,validate,test,predict} --config configs/ner/<name>.yaml   train the RaTE NER models
+  bleurt {fit,validate,test} --config configs/bleurt/<name>.yaml      train ClinicalBLEURT
+  bleurt convert <BLEURT folder or Hub id> --out DIR                  BLEURT checkpoint -> transformers 5
+  reward {fit,validate,test} --config configs/reward/<name>.yaml      train the ER²Score reward model
   export <run folder or .ckpt> [--out DIR]                            export a checkpoint for radscore
+  publish <export folder> --repo-id ID [--private] [--dry-run]        upload an export with a model card
+  tune-weights --config configs/tune/<name>.yaml [--workers N] [--n-trials N]
+                                                                      learn RaTEScore's W and p (TPE)
 """
 
 from __future__ import annotations
@@ -21,6 +27,23 @@ def main(argv: list[str] | None = None) -> int:
 
         ner_main(rest)
         return 0
+    if task == "bleurt":
+        from train.bleurt.cli import main as bleurt_main
+
+        return bleurt_main(rest)
+    if task == "reward":
+        from train.reward.cli import main as reward_main
+
+        reward_main(rest)
+        return 0
+    if task == "tune-weights":
+        from train.tune.cli import main as tune_main
+
+        return tune_main(rest)
+    if task == "publish":
+        from train.publish import main as publish_main
+
+        return publish_main(rest)
     if task == "export":
         import argparse
 

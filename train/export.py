@@ -8,6 +8,7 @@ NER exports:
   ``model.safetensors``, tokenizer) that the released ``ratescore`` package also loads unchanged;
 - span: the encoder folder plus ``span_head.safetensors`` and ``span_head.json``.
 Both add ``radscore_manifest.json``, ``metrics.json`` and ``training_config.yaml`` when known.
+ClinicalBLEURT exports: :func:`train.bleurt.export.export_bleurt`.
 """
 
 from __future__ import annotations
@@ -97,4 +98,12 @@ def export_any(run_or_ckpt: str | Path, out_dir: str | Path | None = None) -> Pa
     metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
     if task in ("ner-iob", "ner-span"):
         return export_ner(ckpt, out_dir, metrics)
+    if task == "bleurt":
+        from train.bleurt.export import export_bleurt
+
+        return export_bleurt(ckpt, out_dir, metrics)
+    if task == "reward":
+        from train.reward.export import export_reward
+
+        return export_reward(ckpt, out_dir, metrics)
     raise ValueError(f"{ckpt}: no exporter for checkpoint task {task!r}")
