@@ -14,24 +14,16 @@ from __future__ import annotations
 
 import pytorch_lightning as pl
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 
 from radscore.models import PACKAGED_MINILM
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
+from train.distributed import gather_objects
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
 MONITOR_MODE = "max"
-
-
-def gather_lists(values: list) -> list:
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        parts = [None] * dist.get_world_size()
-        dist.all_gather_object(parts, values)
-        return [v for part in parts for v in part]
-    return values
 
 
 class ClinicalBLEURTRegressor(pl.LightningModule):
@@ -92,7 +84,7 @@ class ClinicalBLEURTRegressor(pl.LightningModule):
         self._eval_step("test", batch)
 
     def _eval_end(self, stage: str) -> None:
-        pairs = gather_lists(self._eval.pop(stage, []))
+        pairs = gather_objects(self._eval.pop(stage, []))
         if not pairs:
             return
         metrics = regression_metrics([p for p, _ in pairs], [t for _, t in pairs])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import torch
 import pytorch_lightning as pl
-import torch.distributed as dist
 from torch import nn
 
 from radscore.labels import ID2LABEL, IOB_LABELS, LABEL2ID, OUTSIDE
@@ -18,16 +17,10 @@ from radscore.models import PACKAGED_MINILM, resolve_model_path
 from radscore.span_model import SPAN_CLASSES, SpanNERModel, decode_spans
 from data.iob import iob_to_spans, spans_to_iob
 from train.ner.metrics import ner_metrics
+from train.distributed import gather_objects
 
 MONITOR = "val/f1"  # the NER task's monitored key, defined once
 
-
-def _gather(objects: list) -> list:
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        parts = [None] * dist.get_world_size()
-        dist.all_gather_object(parts, objects)
-        return [o for part in parts for o in part]
-    return objects
 
 
 class NERTagger(pl.LightningModule):
@@ -79,7 +72,7 @@ class NERTagger(pl.LightningModule):
         self._eval_step("test", batch)
 
     def _eval_end(self, stage: str) -> None:
-        pairs = _gather(self._eval.pop(stage, []))
+        pairs = gather_objects(self._eval.pop(stage, []))
         if not pairs:
             return
         metrics = ner_metrics([g for g, _ in pairs], [p for _, p in pairs], per_type=stage == "test")

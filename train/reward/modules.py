@@ -15,24 +15,16 @@ from typing import Literal
 import numpy as np
 import pytorch_lightning as pl
 import torch
-import torch.distributed as dist
 
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, LoraSettings, MultiRewardModel
 from radscore.systems import load_system
 from train.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
+from train.distributed import gather_objects
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"
-
-
-def _gather(objects: list) -> list:
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        parts = [None] * dist.get_world_size()
-        dist.all_gather_object(parts, objects)
-        return [o for part in parts for o in part]
-    return objects
 
 
 class ER2RewardModel(pl.LightningModule):
@@ -134,9 +126,9 @@ class ER2RewardModel(pl.LightningModule):
         acc = self._eval.pop(stage, None)
         if acc is None:
             return
-        pairs = _gather(acc["pairs"])
+        pairs = gather_objects(acc["pairs"])
         rows = {}
-        for part in _gather([acc["rows"]]):
+        for part in gather_objects([acc["rows"]]):
             for k, v in part.items():
                 rows.setdefault(k, v)
         if not pairs:
