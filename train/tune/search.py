@@ -8,7 +8,8 @@
   carries the user attribute ``undefined_correlation``.
 - The study lives in a storage given by URL: an RDB URL (``sqlite:///…``, ``postgresql://…``,
   ``mysql://…``) or ``journal:<file>`` (optuna's journal file). SQLite files are opened in WAL
-  mode with a 60 s busy timeout, so several processes share one file. A study remembers what it
+  mode with a 60 s busy timeout and every transaction begins IMMEDIATE (write lock first), so
+  several processes share one file and an enqueued trial is claimed by one worker only. A study remembers what it
   was started on (data, split, objective, models, ranges) and refuses to resume on anything else.
 - ``n_trials`` is the number of COMPLETE trials the study should hold in total: a killed search
   resumes where it stopped (a trial cut short stays RUNNING and does not count), and ``workers``
@@ -48,6 +49,7 @@ class StudyMismatchError(ValueError):
 def make_storage(url: str):
     """An optuna storage for ``url`` (see the module doc)."""
     import optuna
+    import sqlalchemy
 
     if url.startswith("journal:"):
         from optuna.storages.journal import JournalFileBackend
@@ -60,12 +62,22 @@ def make_storage(url: str):
         path.parent.mkdir(parents=True, exist_ok=True)
 
         def connect():
-            conn = sqlite3.connect(str(path), timeout=60.0, check_same_thread=False)
+            # isolation_level=None: the driver opens no transactions of its own (its default
+            # runs SELECTs outside any transaction); the "begin" hook below opens them instead.
+            conn = sqlite3.connect(str(path), timeout=60.0, check_same_thread=False,
+                                   isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")  # readers and a writer at once: several workers
             conn.execute("PRAGMA synchronous=NORMAL")  # safe in WAL mode, and far fewer fsyncs
             return conn
 
-        return optuna.storages.RDBStorage(url, engine_kwargs={"creator": connect})
+        storage = optuna.storages.RDBStorage(url, engine_kwargs={"creator": connect})
+        # SQLite ignores SELECT ... FOR UPDATE, so optuna's claim of an enqueued (WAITING) trial
+        # (read the state, then set RUNNING) is a race between processes: two workers ran the
+        # same trial and the second tell failed. BEGIN IMMEDIATE takes the write lock at the
+        # start of every transaction, so the read and the write are one atomic step.
+        sqlalchemy.event.listen(storage.engine, "begin",
+                                lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        return storage
     return optuna.storages.RDBStorage(url)
 
 
