@@ -137,3 +137,66 @@ def correlation_with_ci(scores: Sequence[float], ratings: Sequence[float], group
     value = sign * correlation(scores, ratings, method)
     low, high = bootstrap_ci(scores, ratings, groups, method, n_resamples, confidence, seed, sign)
     return CorrelationResult(method, float(value), low, high, len(scores), len(set(map(str, groups))), float(sign))
+
+
+def correlation_test(scores: Sequence[float], ratings: Sequence[float], method: str) -> tuple[float, float]:
+    """``(statistic, two-sided p-value)`` from scipy (``kendalltau`` tau-b, ``spearmanr``,
+    ``pearsonr``); ``(nan, nan)`` when the correlation is undefined."""
+    from scipy import stats
+
+    check_method(method)
+    x, y = np.asarray(scores, dtype=np.float64), np.asarray(ratings, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"scores and ratings must be 1-d of one length, got {x.shape} and {y.shape}")
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    fn = {"kendall": lambda: stats.kendalltau(x, y, variant="b"), "spearman": lambda: stats.spearmanr(x, y),
+          "pearson": lambda: stats.pearsonr(x, y)}[method]
+    res = fn()
+    return float(res.statistic), float(res.pvalue)
+
+
+def agreement(scores: Sequence[float], ratings: Sequence[float], groups: Sequence[str],
+              methods: Sequence[str] = CORRELATIONS, n_resamples: int = 1000, confidence: float = 0.95,
+              seed: int = 0, sign: float = 1.0) -> dict[str, dict]:
+    """Per method: the signed correlation, its grouped bootstrap CI and scipy's p-value (of the
+    unsigned statistic; the sign does not change it)."""
+    out = {}
+    for method in methods:
+        res = correlation_with_ci(scores, ratings, groups, method, n_resamples, confidence, seed, sign).to_dict()
+        res["p_value"] = correlation_test(scores, ratings, method)[1]
+        out[method] = res
+    return out
+
+
+def triad_accuracy(synonym_scores: Sequence[float], opposite_scores: Sequence[float]) -> float:
+    """RaTE-Eval Task 3: the share of triads whose synonym rewrite scores strictly higher than
+    the opposite rewrite (a tie counts as a miss: the metric did not tell them apart)."""
+    s, o = np.asarray(synonym_scores, dtype=np.float64), np.asarray(opposite_scores, dtype=np.float64)
+    if s.shape != o.shape or s.ndim != 1:
+        raise ValueError(f"synonym and opposite scores must be 1-d of one length, got {s.shape} and {o.shape}")
+    if not len(s):
+        raise ValueError("triad accuracy of no triads is undefined")
+    return float(np.mean(s > o))
+
+
+def breakdown(scores: Sequence[float], ratings: Sequence[float], groups: Sequence[str], keys: Sequence[str],
+              method: str, min_pairs: int = 10, **ci_kwargs) -> dict[str, dict]:
+    """The correlation with its CI within each value of ``keys`` (a modality, an anatomy), sorted
+    by key. A key with fewer than ``min_pairs`` pairs or a single group gets ``value`` nan and
+    ``note`` saying why, rather than a number from too little data."""
+    x, y = np.asarray(scores, dtype=np.float64), np.asarray(ratings, dtype=np.float64)
+    g, k = np.asarray([str(v) for v in groups], dtype=object), np.asarray([str(v) for v in keys], dtype=object)
+    if not len(x) == len(y) == len(g) == len(k):
+        raise ValueError(f"{len(x)} scores, {len(y)} ratings, {len(g)} groups and {len(k)} keys: they must pair up")
+    out = {}
+    for key in sorted(set(k)):
+        idx = np.flatnonzero(k == key)
+        n_groups = len(set(g[idx]))
+        if len(idx) < min_pairs or n_groups < 2:
+            out[key] = {"method": method, "value": float("nan"), "low": float("nan"), "high": float("nan"),
+                        "n_pairs": int(len(idx)), "n_groups": n_groups,
+                        "note": f"too few pairs or groups (need >= {min_pairs} pairs and >= 2 groups)"}
+            continue
+        out[key] = correlation_with_ci(x[idx], y[idx], g[idx], method, **ci_kwargs).to_dict()
+    return out

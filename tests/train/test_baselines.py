@@ -1,0 +1,61 @@
+"""Baseline metrics (BLEU, ROUGE-L, BERTScore, METEOR) against hand-computed values."""
+
+import math
+
+import numpy as np
+import pytest
+
+from train.baselines import (BaselineUnavailable, bertscore, bleu, meteor, meteor_unavailable_reason, rouge_l,
+                             score_baselines, tokenize)
+
+
+def test_tokenize_keeps_hyphenated_words_and_numbers_and_splits_punctuation():
+    assert tokenize("Mild left-sided effusion, 2.5 cm.") == ["mild", "left-sided", "effusion", ",", "2.5", "cm", "."]
+
+
+def test_bleu_matches_hand_computed_values():
+    refs, cands = ["a b c d"], ["a b c e"]
+    # unigram precision 3/4, bigram 2/3, equal lengths (no brevity penalty)
+    assert bleu(refs, cands, 2)[0] == pytest.approx(math.sqrt(3 / 4 * 2 / 3))
+    # 3-grams 1/2, 4-grams 0/1 -> smoothing method1 puts epsilon 0.1 over the one 4-gram
+    assert bleu(refs, cands, 4)[0] == pytest.approx((3 / 4 * 2 / 3 * 1 / 2 * 0.1) ** 0.25)
+    assert bleu(["no acute cardiopulmonary process"], ["no acute cardiopulmonary process"])[0] == pytest.approx(1.0)
+    assert bleu(["effusion"], [""])[0] == 0.0  # an empty candidate scores 0, defined
+
+
+def test_rouge_l_is_the_lcs_f_measure():
+    assert rouge_l(["a b c d"], ["a c d e"])[0] == pytest.approx(0.75)  # LCS 3 of 4 and 4
+    assert rouge_l(["left effusion"], ["left effusion"])[0] == pytest.approx(1.0)
+
+
+def test_mismatched_inputs_are_refused_naming_the_pair():
+    with pytest.raises(ValueError, match="2 references and 1 candidates"):
+        bleu(["a", "b"], ["a"])
+    with pytest.raises(TypeError, match="pair 1"):
+        rouge_l(["a", "b"], ["a", None])
+
+
+def test_bertscore_with_the_packaged_model_orders_paraphrase_above_unrelated_text():
+    refs = ["Small left pleural effusion."] * 3
+    cands = ["Small left pleural effusion.", "Minor effusion in the left pleural space.",
+             "The knee joint is normal without fracture."]
+    f1 = bertscore(refs, cands)
+    assert f1.shape == (3,) and f1[0] == pytest.approx(1.0, abs=1e-4)
+    assert f1[0] > f1[1] > f1[2]
+
+
+def test_meteor_runs_or_is_reported_unavailable_never_faked():
+    reason = meteor_unavailable_reason()
+    scores, unavailable = score_baselines(["left effusion"], ["left effusion"], names=["bleu2", "meteor"])
+    assert "bleu2" in scores
+    if reason is None:
+        assert meteor(["left effusion"], ["left effusion"])[0] > 0.9 and "meteor" in scores
+    else:
+        with pytest.raises(BaselineUnavailable, match="WordNet|nltk"):
+            meteor(["a"], ["a"])
+        assert "meteor" not in scores and "WordNet" in unavailable["meteor"] or "nltk" in unavailable["meteor"]
+
+
+def test_an_unknown_baseline_is_refused():
+    with pytest.raises(ValueError, match="unknown baseline 'cider'"):
+        score_baselines(["a"], ["a"], names=["cider"])

@@ -1,0 +1,137 @@
+"""Baseline report metrics for meta-evaluation, through maintained libraries.
+
+===========  =====================================================================================
+name         what it is
+===========  =====================================================================================
+``bleu4``    nltk ``sentence_bleu``, uniform weights over 1-4-grams, smoothing ``method1`` (our
+             choice: without smoothing a pair that shares no 4-gram scores 0 however close it is)
+``bleu2``    the same over 1-2-grams (RadCliQ's BLEU-2 feature)
+``rougeL``   rouge-score ``RougeScorer(["rougeL"], use_stemmer=True)``, F-measure
+``bertscore`` bert-score's F1 with a local model (default: the packaged all-MiniLM-L6-v2, all 6
+             layers, no idf, no baseline rescaling: rescaling files exist only for hub models)
+``meteor``   nltk ``meteor_score``; it needs the WordNet corpus, which this machine cannot download:
+             when it is missing the metric is reported as *unavailable*, never approximated
+===========  =====================================================================================
+
+Every function takes parallel lists of references and candidates and returns a float64 array.
+Text is lower-cased and split into words and punctuation marks by one regular expression (our
+choice: nltk's ``word_tokenize`` needs the punkt resource, which is not on these machines either).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from radscore.models import PACKAGED_MINILM, resolve_model_path
+
+BASELINES = ("bleu4", "bleu2", "rougeL", "bertscore", "meteor")
+_TOKEN = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
+
+
+class BaselineUnavailable(RuntimeError):
+    """A baseline whose resources are missing on this machine (e.g. METEOR without WordNet)."""
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _check(refs: Sequence[str], cands: Sequence[str]) -> None:
+    if len(refs) != len(cands):
+        raise ValueError(f"{len(refs)} references and {len(cands)} candidates: they must pair up")
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        if not isinstance(r, str) or not isinstance(c, str):
+            raise TypeError(f"pair {k}: reference and candidate must be strings, got "
+                            f"{type(r).__name__} and {type(c).__name__}")
+
+
+def bleu(refs: Sequence[str], cands: Sequence[str], n: int = 4) -> np.ndarray:
+    """BLEU-n of each candidate against its reference (0 when either text has no token)."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    _check(refs, cands)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    smooth = SmoothingFunction().method1
+    weights = tuple([1.0 / n] * n)
+    out = np.zeros(len(refs))
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        rt, ct = tokenize(r), tokenize(c)
+        if rt and ct:
+            out[k] = sentence_bleu([rt], ct, weights=weights, smoothing_function=smooth)
+    return out
+
+
+def rouge_l(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """ROUGE-L F-measure (rouge-score, Porter stemmer)."""
+    from rouge_score import rouge_scorer
+
+    _check(refs, cands)
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    return np.array([scorer.score(r, c)["rougeL"].fmeasure for r, c in zip(refs, cands)], dtype=np.float64)
+
+
+def bertscore(refs: Sequence[str], cands: Sequence[str], model: str = PACKAGED_MINILM, num_layers: int = 6,
+              batch_size: int = 64, device: str = "cpu") -> np.ndarray:
+    """BERTScore F1 with a local model folder (or ``packaged:all-MiniLM-L6-v2``)."""
+    import logging
+
+    from bert_score import BERTScorer
+
+    _check(refs, cands)
+    if not len(refs):
+        return np.zeros(0)
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    scorer = BERTScorer(model_type=resolve_model_path(model), num_layers=num_layers, batch_size=batch_size,
+                        device=device, idf=False, rescale_with_baseline=False)
+    _, _, f1 = scorer.score(list(cands), list(refs), verbose=False)
+    return f1.double().numpy()
+
+
+def meteor_unavailable_reason() -> str | None:
+    """``None`` when METEOR can run here, else why it cannot."""
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+    except LookupError:
+        return "nltk's WordNet corpus is not installed and cannot be downloaded here"
+    except ImportError as exc:  # pragma: no cover - nltk is a train dependency
+        return f"nltk is missing ({exc})"
+    return None
+
+
+def meteor(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """METEOR (nltk); raises :class:`BaselineUnavailable` without WordNet."""
+    reason = meteor_unavailable_reason()
+    if reason is not None:
+        raise BaselineUnavailable(f"METEOR: {reason}")
+    from nltk.translate.meteor_score import meteor_score
+
+    _check(refs, cands)
+    return np.array([meteor_score([tokenize(r)], tokenize(c)) for r, c in zip(refs, cands)], dtype=np.float64)
+
+
+def _fn(name: str) -> Callable[..., np.ndarray]:
+    table = {"bleu4": lambda r, c, **kw: bleu(r, c, 4), "bleu2": lambda r, c, **kw: bleu(r, c, 2),
+             "rougeL": lambda r, c, **kw: rouge_l(r, c), "bertscore": bertscore,
+             "meteor": lambda r, c, **kw: meteor(r, c)}
+    if name not in table:
+        raise ValueError(f"unknown baseline {name!r}; expected one of {list(BASELINES)}")
+    return table[name]
+
+
+def score_baselines(refs: Sequence[str], cands: Sequence[str], names: Sequence[str] = BASELINES,
+                    bertscore_model: str = PACKAGED_MINILM) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """``(scores by name, unavailable name -> reason)``; an unavailable metric has no scores."""
+    scores, unavailable = {}, {}
+    for name in names:
+        fn = _fn(name)
+        try:
+            scores[name] = fn(refs, cands, model=bertscore_model) if name == "bertscore" else fn(refs, cands)
+        except BaselineUnavailable as exc:
+            unavailable[name] = str(exc)
+    return scores, unavailable
