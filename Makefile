@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export WANDB_MODE ?= offline
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install test samples stats train-ner bench publish train-bleurt train-reward tune-weights
+.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights
 
 install: $(STAMP)
 
@@ -22,6 +22,10 @@ $(STAMP): pyproject.toml
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The main job on the embedded default (SYNTHETIC sample benchmark): NER, TPE, held-out table, plots.
+demo: install
+	$(PY) -m train demo $(DEMO_ARGS)
 
 samples: install
 	$(PY) -m data build-samples

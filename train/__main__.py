@@ -9,6 +9,7 @@ Tasks:
   publish <export folder> --repo-id ID [--private] [--dry-run]        upload an export with a model card
   tune-weights --config configs/tune/<name>.yaml [--workers N] [--n-trials N]
                                                                       learn RaTEScore's W and p (TPE)
+  demo [--out checkpoints/demo] [--ner-epochs N] [--n-trials N]      the main job end to end on SYNTHETIC data
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
         from train.tune.cli import main as tune_main
 
         return tune_main(rest)
+    if task == "demo":
+        from train.demo import main as demo_main
+
+        return demo_main(rest)
     if task == "publish":
         from train.publish import main as publish_main
 

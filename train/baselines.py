@@ -7,8 +7,8 @@ name         what it is
              choice: without smoothing a pair that shares no 4-gram scores 0 however close it is)
 ``bleu2``    the same over 1-2-grams (RadCliQ's BLEU-2 feature)
 ``rougeL``   rouge-score ``RougeScorer(["rougeL"], use_stemmer=True)``, F-measure
-``bertscore`` bert-score's F1 with a local model (default: the packaged all-MiniLM-L6-v2, all 6
-             layers, no idf, no baseline rescaling: rescaling files exist only for hub models)
+``bertscore`` bert-score's F1 with a local model (default: the packaged all-MiniLM-L6-v2, its last
+             layer, no idf, no baseline rescaling: rescaling files exist only for hub models)
 ``meteor``   nltk ``meteor_score``; it needs the WordNet corpus, which this machine cannot download:
              when it is missing the metric is reported as *unavailable*, never approximated
 ===========  =====================================================================================
@@ -74,18 +74,23 @@ def rouge_l(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
     return np.array([scorer.score(r, c)["rougeL"].fmeasure for r, c in zip(refs, cands)], dtype=np.float64)
 
 
-def bertscore(refs: Sequence[str], cands: Sequence[str], model: str = PACKAGED_MINILM, num_layers: int = 6,
-              batch_size: int = 64, device: str = "cpu") -> np.ndarray:
-    """BERTScore F1 with a local model folder (or ``packaged:all-MiniLM-L6-v2``)."""
+def bertscore(refs: Sequence[str], cands: Sequence[str], model: str = PACKAGED_MINILM,
+              num_layers: int | None = None, batch_size: int = 64, device: str = "cpu") -> np.ndarray:
+    """BERTScore F1 with a local model folder (or ``packaged:all-MiniLM-L6-v2``); ``num_layers``
+    (the layer whose states are matched) defaults to the model's last layer."""
     import logging
 
     from bert_score import BERTScorer
+    from transformers import AutoConfig
 
     _check(refs, cands)
     if not len(refs):
         return np.zeros(0)
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    scorer = BERTScorer(model_type=resolve_model_path(model), num_layers=num_layers, batch_size=batch_size,
+    path = resolve_model_path(model)
+    if num_layers is None:
+        num_layers = int(AutoConfig.from_pretrained(path).num_hidden_layers)
+    scorer = BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size,
                         device=device, idf=False, rescale_with_baseline=False)
     _, _, f1 = scorer.score(list(cands), list(refs), verbose=False)
     return f1.double().numpy()
