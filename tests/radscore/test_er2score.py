@@ -11,6 +11,7 @@ from radscore.export import write_manifest
 from radscore.reward_model import (LoraSettings, MultiRewardModel, check_template, ensure_pad_token,
                                    load_tokenizer)
 from radscore.systems import MRSCORE, RADCLIQ, ScoringSystem, ScoringSystemError, load_system
+from train.tiny import build_tiny_reward_export
 
 # --- scoring systems ------------------------------------------------------------------------------
 
@@ -135,25 +136,13 @@ def test_existing_pad_tokens_are_kept(tiny_backbone):
 
 # --- ER2Score on an export ------------------------------------------------------------------------
 
-def make_export(backbone, system, folder, template="ref: {reference} [SEP] cand: {candidate}"):
-    torch.manual_seed(1)
-    model = MultiRewardModel.build(backbone, system, template, 64, LoraSettings(r=4, target_modules=["query", "value"]))
-    with torch.no_grad():  # a trained-looking adapter: LoRA B is zero at init
-        for name, p in model.named_parameters():
-            if p.requires_grad:
-                p.add_(torch.randn_like(p) * 0.5)
-    model.save(folder)
-    write_manifest(folder, "reward", base_model=backbone, system=model.system.name)
-    return model.eval()
-
-
 CANDIDATES = ["No pleural effusion.", "Large left pleural effusion with adjacent atelectasis.", ""]
 REFERENCES = ["Small right pleural effusion.", "Small right pleural effusion.", "Normal chest."]
 
 
 @pytest.mark.parametrize("system", [RADCLIQ, MRSCORE], ids=lambda s: s.name)
 def test_er2score_gives_native_subscores_and_totals_in_order(system, tiny_backbone, tmp_path, capsys):
-    model = make_export(tiny_backbone, system, tmp_path / "export")
+    model = build_tiny_reward_export(tmp_path / "export", tiny_backbone, system)
     scorer = radscore.ER2Score(tmp_path / "export", batch_size=2)
     assert scorer.system == system
     scores = scorer.score(CANDIDATES, REFERENCES)
@@ -175,7 +164,7 @@ def test_er2score_gives_native_subscores_and_totals_in_order(system, tiny_backbo
 
 
 def test_er2score_input_checks_and_export_kind(tiny_backbone, tmp_path):
-    make_export(tiny_backbone, RADCLIQ, tmp_path / "export")
+    build_tiny_reward_export(tmp_path / "export", tiny_backbone, RADCLIQ)
     scorer = radscore.ER2Score(tmp_path / "export", progress=False)
     with pytest.raises(ValueError, match="candidates must be a list"):
         scorer.score(("a",), ["b"])

@@ -1,6 +1,6 @@
 """NER inference: the released decoding rules, windowing of long sentences, export loading.
 
-Also home of the tiny random exports the other radscore tests build (``build_tiny_*_export``).
+The tiny random exports come from ``train/tiny.py`` (shared with the notebooks).
 """
 
 import json
@@ -9,64 +9,15 @@ import re
 import pytest
 import torch
 
-from radscore.export import write_manifest
 from radscore.labels import ID2LABEL, IOB_LABELS, LABEL2ID
 from radscore.ner import (Entity, IOBRecognizer, SpanRecognizer, central_window, decode_released,
                           load_ner, ner_kind, windows)
-from radscore.span_model import SPAN_CLASSES, SpanClassifierHead, SpanNERModel
+from radscore.span_model import SPAN_CLASSES
 from radscore.text import WORD_RE, clean_sentences, keep_sentence, tokenize_words
+from train.tiny import build_tiny_iob_export, build_tiny_span_export
 
 
-# ---- tiny exports (used by test_ratescore, test_cli and test_parity too) ----------------------
-def _tiny_config(tokenizer, **extra):
-    from transformers import BertConfig
-
-    return BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=512, **extra)
-
-
-def build_tiny_iob_export(folder, seed: int = 0, id2label=None, head_std: float = 1.0,
-                          o_bias: float = 0.0) -> str:
-    """A random 2-layer BERT token classifier with the SPEC labels and the MiniLM tokenizer; the
-    larger ``head_std``, the more spread its logits; ``o_bias`` added to the logit of ``O`` makes
-    it tag fewer pieces as entities."""
-    from transformers import AutoTokenizer, BertForTokenClassification
-
-    from radscore.models import PACKAGED_MINILM, resolve_model_path
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(PACKAGED_MINILM))
-    id2label = id2label or dict(ID2LABEL)
-    config = _tiny_config(tokenizer, num_labels=len(id2label), id2label=id2label,
-                          label2id={v: k for k, v in id2label.items()})
-    torch.manual_seed(seed)
-    model = BertForTokenClassification(config)
-    with torch.no_grad():  # a spread-out head, so the random model tags many entities of all types
-        model.classifier.weight.normal_(0.0, head_std)
-        if "O" in config.label2id:
-            model.classifier.bias[config.label2id["O"]] += o_bias
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    write_manifest(folder, "ner-iob", backbone="tiny-random", labels=list(IOB_LABELS))
-    return str(folder)
-
-
-def build_tiny_span_export(folder, seed: int = 0) -> str:
-    from transformers import AutoTokenizer, BertModel
-
-    from radscore.models import PACKAGED_MINILM, resolve_model_path
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(PACKAGED_MINILM))
-    torch.manual_seed(seed)
-    model = SpanNERModel(BertModel(_tiny_config(tokenizer)), SpanClassifierHead(32, max_span_width=4,
-                                                                                width_dim=8, mlp_hidden=16))
-    with torch.no_grad():  # favour "none" less than a random head would, so some spans are kept
-        model.head.mlp[-1].weight.normal_(0.0, 1.0)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    write_manifest(folder, "ner-span", backbone="tiny-random", max_span_width=4)
-    return str(folder)
-
-
+# ---- tiny exports (train/tiny.py) -----------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_iob(tmp_path_factory):
     return build_tiny_iob_export(tmp_path_factory.mktemp("tiny_iob"))

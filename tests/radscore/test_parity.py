@@ -24,7 +24,7 @@ import pytest
 
 from radscore import RaTEScore
 from radscore.models import PACKAGED_MINILM, resolve_model_path
-from tests.radscore.test_ner_inference import build_tiny_iob_export
+from train.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))

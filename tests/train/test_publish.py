@@ -5,7 +5,7 @@ import json
 import pytest
 import yaml
 
-from tests.radscore.test_ner_inference import build_tiny_iob_export
+from train.tiny import build_tiny_iob_export
 from train.publish import PublishError, main, publish
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.radscore.test_ner_inference import build_tiny_iob_export
+from train.tiny import build_tiny_iob_export
 
 
 def tiny_ner(folder: Path) -> str:
