@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export WANDB_MODE ?= offline
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights
+.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations
 
 install: $(STAMP)
 
@@ -68,3 +68,11 @@ tune-weights: install
 publish: install
 	test -n "$(REPO_ID)" || (echo "usage: make publish EXPORT=<export folder> REPO_ID=<user/name> [ARGS=--dry-run]" && false)
 	$(PY) -m train publish $(or $(EXPORT),checkpoints/iob_sample/export) --repo-id $(REPO_ID) $(ARGS)
+
+# The papers' ablation tables beside ours, every table the sample profile can run (SYNTHETIC data and
+# the shipped sample; rows needing the papers' models say so): checkpoints/ablations/sample/<table>.{md,csv,json}.
+# Finished runs are reused; missing ones are trained first (hours on 2 cores the first time).
+# ABLATIONS_ARGS="--table er2-lambda" etc.; the paper profile: python -m train ablations --table all --profile paper
+ablations: install
+	$(PY) -m data synth --if-missing
+	$(PY) -m train ablations --profile sample $(or $(ABLATIONS_ARGS),--table all)

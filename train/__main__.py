@@ -9,6 +9,7 @@ Tasks:
   publish <export folder> --repo-id ID [--private] [--dry-run]        upload an export with a model card
   tune-weights --config configs/tune/<name>.yaml [--workers N] [--n-trials N]
                                                                       learn RaTEScore's W and p (TPE)
+  ablations --table NAME|all [--profile sample|paper] [--out DIR]     the papers' ablation tables beside ours
   demo [--out checkpoints/demo] [--ner-epochs N] [--n-trials N]      the main job end to end on SYNTHETIC data
 """
 
@@ -45,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         from train.demo import main as demo_main
 
         return demo_main(rest)
+    if task == "ablations":
+        from train.ablations.cli import main as ablations_main
+
+        return ablations_main(rest)
     if task == "publish":
         from train.publish import main as publish_main
 

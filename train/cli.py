@@ -87,12 +87,18 @@ class RadscoreCLI(LightningCLI):
     def _cfg(self):
         return self.config[self.subcommand] if self.subcommand else self.config
 
+    #: prefix of the default run folder, ``checkpoints/<prefix><config stem>/``, for tasks whose
+    #: config stems (``sample``, ``paper``) would otherwise collide with another task's runs
+    run_prefix: str = ""
+
     def run_dir(self) -> Path:
         cfg = self._cfg
         if cfg.get("run_dir"):
             return Path(cfg["run_dir"])
         configs = cfg.get("config") or []
         stem = Path(str(configs[-1])).stem if configs else f"{type(self).__name__.lower()}_run"
+        if self.run_prefix and not stem.startswith(self.run_prefix.rstrip("_")):
+            stem = self.run_prefix + stem
         return CHECKPOINTS_ROOT / stem
 
     def before_instantiate_classes(self) -> None:

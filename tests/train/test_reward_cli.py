@@ -69,6 +69,9 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama,
         "--config", str(config), f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}",
         f"--run_dir={tmp_path}", *CPU])
     assert isinstance(cli.model, ER2RewardModel) and cli.model.system.n == 6
+    default = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+        "--config", str(config), f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}", *CPU])
+    assert default.run_dir() == Path("checkpoints") / f"reward_{config.stem}"  # apart from other tasks' runs
     dm = cli.datamodule
     assert dm.backbone == stand_in and dm.system == cli.model.system  # linked from the model
     assert dm.prompt_template == cli.model.reward.prompt_template and dm.max_length == cli.model.reward.max_length

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
@@ -26,13 +25,7 @@ class BleurtCLI(RadscoreCLI):
         """fit, validate and test (scoring is radscore's job: ``radscore.ClinicalBLEURT``)."""
         return {k: v for k, v in LightningCLI.subcommands().items() if k in ("fit", "validate", "test")}
 
-    def run_dir(self) -> Path:
-        """``checkpoints/bleurt_<config stem>/`` (``--run_dir`` overrides it): the prefix keeps
-        ``configs/bleurt/sample.yaml`` apart from other tasks' ``sample.yaml`` runs."""
-        run = super().run_dir()
-        if self._cfg.get("run_dir") or run.name.startswith("bleurt"):
-            return run
-        return run.with_name(f"bleurt_{run.name}")
+    run_prefix = "bleurt_"  # checkpoints/bleurt_<config stem>/ (--run_dir overrides it)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         super().add_arguments_to_parser(parser)

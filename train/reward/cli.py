@@ -11,6 +11,7 @@ from train.reward.modules import MONITOR, ER2RewardModel
 
 
 class RewardCLI(RadscoreCLI):
+    run_prefix = "reward_"  # checkpoints/reward_<config stem>/ (--run_dir overrides it)
     monitor = MONITOR
     monitor_mode = "max"
     exporter = staticmethod(export_reward)

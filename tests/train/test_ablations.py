@@ -1,0 +1,244 @@
+"""python -m train ablations: every table builds beside the paper's numbers, finished runs are
+reused (a missing one is trained once, then reused), bad names and unreachable models are clear."""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from train.ablations.cli import main as ablations_main
+from train.ablations.paper import PAPER_TABLES, TABLE_NAMES
+from train.ablations.profile import ProfileError, RunSpec, load_profile
+from train.ablations.runs import config_differences, flatten, merged_config
+
+ROOT = Path(__file__).resolve().parents[2]
+IOB = str(ROOT / "configs/ner/iob_sample.yaml")
+TEACHING = str(ROOT / "configs/ablations/ner_iob_teaching.yaml")
+REWARD = str(ROOT / "configs/reward/sample.yaml")
+TOTAL_ONLY = str(ROOT / "configs/ablations/er2_total_only.yaml")
+ISSUE_TABLES = {"ner-schemes", "ner-data", "encoders", "rexval", "rate-eval", "er2-criteria", "er2-metrics",
+                "er2-backbones", "er2-loss", "er2-lambda"}
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    from data.synth.generate import generate
+
+    out = tmp_path_factory.mktemp("synthetic")
+    generate(out, 0, {"rexval": 24, "task1": 30, "task2": 30, "task3": 12, "er2": 36, "bleurt": 0})
+    return out
+
+
+def _finish_run(run_dir: Path, spec: RunSpec, build_export, metrics: dict) -> None:
+    """A finished run as python -m train leaves it: export, test_metrics.json, the resolved config."""
+    build_export(run_dir / "export")
+    (run_dir / "test_metrics.json").write_text(json.dumps(metrics))
+    (run_dir / "export" / "training_config.yaml").write_text(yaml.safe_dump(merged_config(spec)))
+
+
+@pytest.fixture(scope="module")
+def finished_runs(tmp_path_factory, tiny_backbone):
+    from train.tiny import build_tiny_iob_export, build_tiny_reward_export
+
+    root = tmp_path_factory.mktemp("runs")
+    rng = np.random.default_rng(0)
+    ner = {k: float(rng.uniform(0.2, 0.9)) for k in ("test/precision", "test/recall", "test/f1", "test/accuracy")}
+    specs = {"iob": RunSpec((IOB,), name="tiny_iob"), "reward": RunSpec((REWARD,), name="tiny_reward"),
+             "total": RunSpec((REWARD, TOTAL_ONLY), name="tiny_reward_total")}
+    _finish_run(root / "tiny_iob", specs["iob"], lambda f: build_tiny_iob_export(f, seed=0), ner)
+    for key, seed in (("reward", 1), ("total", 2)):
+        _finish_run(root / specs[key].run_name, specs[key],
+                    lambda f, s=seed: build_tiny_reward_export(f, tiny_backbone, "radcliq", seed=s), {"test/loss": 1.0})
+    return root, specs, ner
+
+
+def _run_entry(spec: RunSpec) -> dict:
+    return {"configs": list(spec.configs), "name": spec.run_name}
+
+
+def write_profile(path: Path, synthetic: Path, runs_root: Path, out: Path, tiny: str, specs: dict, **extra) -> Path:
+    profile = {
+        "profile": "test-sample",
+        "labels": {"rexval": "SYNTHETIC sample (data.synth) — not the paper's benchmark",
+                   "rate_eval": "RaTE-Eval layout",  # says nothing about the data: the code must add SYNTHETIC
+                   "ner": "SAMPLE corpus"},
+        "runs_root": str(runs_root), "output": str(out),
+        "data": {"rexval": str(synthetic / "synthetic_rexval"), "rate_eval": str(synthetic / "synthetic_rate_eval"),
+                 "task1_splits": ["train", "test"], "task2_splits": ["train", "test"]},
+        "metaeval": {"bootstrap_resamples": 20},
+        "ratescore": {"ner_run": _run_entry(specs["iob"]), "encoder": tiny, "batch_size": 16},
+        "baselines": {"bertscore_model": tiny},
+        "er2": {"run": _run_entry(specs["reward"])},
+        "tables": {
+            "ner-schemes": {"extra": [{"label": ["IOB", "tiny"], **_run_entry(specs["iob"])}]},
+            "ner-data": {"rows": {"radiopaedia+mimic": _run_entry(specs["iob"])}},
+            "encoders": {"extra": [{"label": ["tiny"], "encoder": tiny, "pooling": "mean"}]},
+            "er2-backbones": {"extra": [{"label": ["tiny"], **_run_entry(specs["reward"])}]},
+            "er2-loss": {"rows": {"both": _run_entry(specs["reward"]), "total-only": _run_entry(specs["total"])},
+                         "notes": ["shortened runs (test)"]},
+            "er2-lambda": {"rows": {"lambda-1.0": _run_entry(specs["reward"])}},
+        },
+        **extra,
+    }
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    return path
+
+
+def _csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_the_tables_are_the_issues_and_every_paper_row_has_its_numbers():
+    assert set(TABLE_NAMES) == ISSUE_TABLES
+    for table in PAPER_TABLES.values():
+        keys = [r.key for r in table.rows]
+        assert len(keys) == len(set(keys)), table.name
+        for row in table.rows:
+            assert set(row.values) == set(table.metrics) and len(row.label) == len(table.key_columns)
+            assert any(v is not None for v in row.values.values()), (table.name, row.key)
+            assert (row.measure is None) != (row.unavailable is None) or table.name not in (
+                "rexval", "rate-eval", "er2-metrics"), (table.name, row.key)
+
+
+def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, tiny_backbone, tmp_path, capsys):
+    runs_root, specs, ner = finished_runs
+    before = {p: p.stat().st_mtime for p in runs_root.rglob("*") if p.is_file()}
+    out = tmp_path / "out"
+    profile = write_profile(tmp_path / "profile.yaml", synthetic, runs_root, out, tiny_backbone, specs)
+    assert ablations_main(["--table", "all", "--profile-config", str(profile), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    for name, paper in PAPER_TABLES.items():
+        md = (out / f"{name}.md").read_text()
+        rows = _csv(out / f"{name}.csv")
+        report = json.loads((out / f"{name}.json").read_text())
+        assert name in printed and report["table"] == name
+        header = md.split("|", 1)[0]
+        assert ("SYNTHETIC" in header) == (name not in ("ner-schemes", "ner-data")), name
+        assert "SAMPLE corpus" in header or name not in ("ner-schemes", "ner-data")
+        in_paper = [r for r in rows if r["in paper"] == "true"]
+        assert len(in_paper) == len(paper.rows)
+        for prow, row in zip(paper.rows, in_paper):
+            assert tuple(row[c] for c in paper.key_columns) == prow.label
+            for metric, value in prow.values.items():
+                assert row[f"{metric} paper"] == ("" if value is None else repr(float(value)))
+            ours = [row[f"{m} ours"] for m in paper.metrics]
+            if row["status"] == "measured":
+                assert any(ours), (name, prow.key)
+            else:  # never a number where we have none
+                assert not any(ours), (name, prow.key)
+                assert row["status"] == "needs the paper profile" or row["status"].startswith("unavailable: "), row
+            if prow.unavailable:
+                assert row["status"] == f"unavailable: {prow.unavailable}"
+    # rows the profile does not map need the paper profile; mapped ones were measured
+    schemes = _csv(out / "ner-schemes.csv")
+    assert [r["status"] for r in schemes] == ["needs the paper profile"] * 7 + ["measured"]
+    assert float(schemes[-1]["F1 ours"]) == pytest.approx(ner["test/f1"])
+    loss = {r["loss"]: r for r in _csv(out / "er2-loss.csv")}
+    assert loss["L_tot only"]["status"] == loss["L_ind + λ·L_tot"]["status"] == "measured"
+    assert loss["L_ind only"]["status"] == "needs the paper profile"
+    assert "shortened runs (test)" in (out / "er2-loss.md").read_text()
+    assert loss["L_tot only"]["Kendall ours"] != loss["L_ind + λ·L_tot"]["Kendall ours"]  # two different runs
+    criteria = _csv(out / "er2-criteria.csv")
+    assert all(r["status"] == "measured" for r in criteria) and len(criteria) == 7
+    # finished runs were reused, not retrained
+    report = json.loads((out / "er2-loss.json").read_text())
+    assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_reward": "reused", "tiny_reward_total": "reused"}
+    report = json.loads((out / "rate-eval.json").read_text())
+    assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_iob": "reused"}  # RaTEScore's NER run
+    assert before == {p: p.stat().st_mtime for p in before}
+
+
+def test_a_missing_run_is_trained_once_then_reused(synthetic, finished_runs, tiny_backbone, tmp_path):
+    """The one real (tiny) training: python -m train ner fit in a subprocess, then the run, trained on
+    the teaching subset, is tested on the whole ('all') test split as the paper's Table 7."""
+    runs_root, specs, _ = finished_runs
+    teaching = RunSpec((IOB, TEACHING), name="tiny_iob_teaching")
+    overrides = [f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1",
+                 "--trainer.limit_train_batches=2", "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=2",
+                 "--trainer.precision=32-true", "--data.batch_size=8", "--trainer.enable_progress_bar=false"]
+    profile = write_profile(tmp_path / "profile.yaml", synthetic, tmp_path / "runs", tmp_path / "out", tiny_backbone,
+                            specs, run_overrides={"ner": overrides})
+    raw = yaml.safe_load(profile.read_text())
+    raw["tables"]["ner-data"]["rows"] = {"radiopaedia": _run_entry(teaching)}
+    profile.write_text(yaml.safe_dump(raw))
+    args = ["--table", "ner-data", "--profile-config", str(profile), "--no-progress"]
+
+    assert ablations_main(args) == 0
+    first = json.loads((tmp_path / "out" / "ner-data.json").read_text())
+    assert first["runs"] == [{**first["runs"][0], "name": "tiny_iob_teaching", "status": "trained"}]
+    run = tmp_path / "runs" / "tiny_iob_teaching"
+    weights = run / "export" / "model.safetensors"
+    stamp = weights.stat().st_mtime
+    assert (run / "ablations" / "test_metrics_all.json").is_file()
+    row = _csv(tmp_path / "out" / "ner-data.csv")[0]
+    assert row["status"] == "measured" and "trained on subset 'teaching'" in row["source"]
+
+    assert ablations_main(args) == 0
+    second = json.loads((tmp_path / "out" / "ner-data.json").read_text())
+    assert [r["status"] for r in second["runs"]] == ["reused"]
+    assert weights.stat().st_mtime == stamp
+    assert _csv(tmp_path / "out" / "ner-data.csv")[0]["F1 ours"] == row["F1 ours"]
+
+
+def test_a_changed_setting_is_not_reused():
+    spec = RunSpec((REWARD, TOTAL_ONLY))
+    stated = flatten(merged_config(spec, ("--model.lam=0.5",)))
+    assert stated["model.init_args.loss_terms"] == "total" and stated["model.init_args.lam"] == 0.5
+    saved = dict(stated, **{"model.class_path": "train.reward.modules.ER2RewardModel",
+                            "model.init_args.lr": 0.001, "data.eval_batch_size": 99, "trainer.default_root_dir": "x"})
+    assert config_differences(stated, saved) == []  # same class, 1.0e-3 == 0.001, ignored keys
+    saved["model.init_args.lam"] = 1.0
+    assert config_differences(stated, saved) == ["model.init_args.lam: run has 1.0, config says 0.5"]
+
+
+def test_bad_table_names_and_profiles_are_clear(tmp_path, capsys):
+    assert ablations_main(["--table", "ner-scheme", "--profile", "sample"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown table 'ner-scheme'" in err and "ner-schemes" in err and "Traceback" not in err
+    assert ablations_main(["--profile", "sample"]) == 2
+    assert "--table" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"tables": {"er2-lambda": {"rows": {"lambda-9.0": ["x.yaml"]}}}}))
+    with pytest.raises(ProfileError, match=r"bad.yaml: tables.er2-lambda.rows: 'lambda-9.0' is not a row"):
+        load_profile(bad)
+    for name in ("sample", "paper"):  # the shipped profiles load
+        assert load_profile(ROOT / "configs" / "ablations" / f"{name}.yaml").name == name
+
+
+def test_the_paper_profile_fails_naming_what_it_could_not_load(synthetic, tmp_path, monkeypatch, capsys):
+    """No Hub here (and an empty cache): every row is written, and the command names each model and
+    dataset it could not load, in one line each, without a traceback. The shipped paper profile
+    with data.rexval pointed at SYNTHETIC ReXVal-format files, so that the ER²Score runs are tried."""
+    import huggingface_hub.constants as hub
+
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "empty_cache"))
+    monkeypatch.setattr(hub, "HF_HUB_OFFLINE", True)
+    monkeypatch.chdir(ROOT)
+    assert ablations_main(["--table", "rexval", "--profile", "paper", "--out", str(tmp_path / "plain")]) == 1
+    assert "needs the ReXVal dataset (PhysioNet" in capsys.readouterr().err
+
+    raw = yaml.safe_load((ROOT / "configs/ablations/paper.yaml").read_text())
+    raw["data"]["rexval"] = str(synthetic / "synthetic_rexval")
+    profile = tmp_path / "paper.yaml"
+    profile.write_text(yaml.safe_dump(raw))
+    code = ablations_main(["--table", "all", "--profile-config", str(profile), "--out", str(tmp_path / "out"),
+                           "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    for name in ("microsoft/deberta-v3-base", "meta-llama/Meta-Llama-3-8B", "Angelakeke/RaTE-EVAL",
+                 "FremyCompany/BioLORD-2023-C"):
+        assert f"could not load model '{name}'" in err or f"could not load RaTE-Eval dataset '{name}'" in err, name
+    for name in TABLE_NAMES:
+        rows = _csv(tmp_path / "out" / f"{name}.csv")
+        assert rows and all(r["status"] == "measured" or not any(r[f"{m} ours"] for m in PAPER_TABLES[name].metrics)
+                            for r in rows), name
+        assert "SYNTHETIC" in (tmp_path / "out" / f"{name}.md").read_text().split("|", 1)[0] or name not in (
+            "rexval", "er2-metrics", "er2-criteria", "er2-backbones", "er2-loss", "er2-lambda"), name
+    schemes = _csv(tmp_path / "out" / "ner-schemes.csv")
+    assert schemes[0]["status"].startswith("failed: ") and "microsoft/deberta-v3-base" in schemes[0]["status"]
+    metrics = {r["metric"]: r["status"] for r in _csv(tmp_path / "out" / "er2-metrics.csv")}
+    assert metrics["BLEU-4"] == "measured"  # rows that need nothing from the Hub are still made
