@@ -1,7 +1,8 @@
 """Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package.
 
     .venv/bin/python benchmarks/bench_ratescore.py [--ner checkpoints/iob_sample/export]
-        [--pairs 500] [--released-batch-sizes 1 8 32 128] [--big 20000] [--out benchmarks/results/ratescore.json]
+        [--pairs 500] [--released-batch-sizes 1 8 32 128] [--released-bs1-pairs 50] [--big 20000]
+        [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
 
 Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2), the
 "long" matrix and the same report pairs (report texts of ``data/samples/reports.jsonl``: findings,
@@ -190,14 +191,17 @@ def benchmark(args) -> dict:
     n = len(cands)
     python = ensure_released_venv()
     rows, released = [], {}
+    pps = {}  # released pairs/s by batch size (batch size 1 may run on the first pairs only)
     for bs in args.released_batch_sizes:
-        print(f"released ratescore, batch_size={bs} ...", flush=True)
-        released[bs] = run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python)
+        m = min(n, args.released_bs1_pairs) if bs == 1 and args.released_bs1_pairs else n
+        print(f"released ratescore, batch_size={bs}, {m} pairs ...", flush=True)
+        released[bs] = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=bs, python=python)
         r = released[bs]
-        rows.append({"run": f"released ratescore 0.6.0, batch_size={bs}", "batch_size": bs,
-                     "seconds": r["score_seconds"], "pairs_per_s": n / r["score_seconds"],
+        pps[bs] = m / r["score_seconds"]
+        rows.append({"run": f"released ratescore 0.6.0, batch_size={bs}" + (f" ({m} pairs)" if m < n else ""),
+                     "batch_size": bs, "pairs": m, "seconds": r["score_seconds"], "pairs_per_s": pps[bs],
                      "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
-    first = released[args.released_batch_sizes[0]]
+    first = max(released.values(), key=lambda r: len(r["scores"]))  # sentence lists of every pair
     print("radscore (released sentence lists) ...", flush=True)
     parity = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"])
     print("radscore (built-in splitter) ...", flush=True)
@@ -208,24 +212,30 @@ def benchmark(args) -> dict:
                      "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
     deltas = [abs(parity["scores"][c] - released[bs]["scores"][k])
               for bs in released for k, (c, r_) in enumerate(released[bs]["alignment"]) if c == r_]
-    best_bs = max(released, key=lambda b: n / released[b]["score_seconds"])
+    best_bs = max(released, key=lambda b: pps[b])
     ours_pps = n / parity["score_seconds"]
     result = {
         "pairs": n, "ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long",
         "distinct_reports": len(set(cands + refs)), "cpu_count": os.cpu_count(),
+        # radscore tags each distinct sentence once per call; the released package tags every one
+        "sentences_in_pairs": sum(len(first["sentences"][t]) for t in cands + refs),
+        "distinct_sentences": len({x for t in set(cands + refs) for x in first["sentences"][t]}),
+        "load_average_1min_at_end": None,
         "released_versions": first["versions"], "runs": rows,
         "released_best_batch_size": best_bs,
-        "speedup_vs_released_batch_1": ours_pps / (n / released[1]["score_seconds"]) if 1 in released else None,
-        "speedup_vs_released_best": ours_pps / (n / released[best_bs]["score_seconds"]),
-        "speedup_builtin_vs_released_best": (n / builtin["score_seconds"]) / (n / released[best_bs]["score_seconds"]),
+        "speedup_vs_released_batch_1": ours_pps / pps[1] if 1 in released else None,
+        "speedup_vs_released_best": ours_pps / pps[best_bs],
+        "speedup_builtin_vs_released_best": (n / builtin["score_seconds"]) / pps[best_bs],
         "max_abs_delta_score": max(deltas) if deltas else None, "aligned_pairs_compared": len(deltas),
     }
+    result["load_average_1min_at_end"] = os.getloadavg()[0]
     if args.big:
+        big_ner = args.big_ner or args.ner
         for size in (args.big // 10, args.big):
-            print(f"radscore on {size} distinct pairs (memory) ...", flush=True)
+            print(f"radscore on {size} distinct pairs (memory, NER {big_ner}) ...", flush=True)
             reports = shuffled_reports(2 * size)
-            r = run_ours(reports[:size], reports[size:], args.ner, encoder)
-            result[f"memory_{size}_pairs"] = {"pairs_per_s": size / r["score_seconds"],
+            r = run_ours(reports[:size], reports[size:], big_ner, args.big_encoder or encoder)
+            result[f"memory_{size}_pairs"] = {"ner": str(big_ner), "encoder": str(args.big_encoder or encoder),"pairs_per_s": size / r["score_seconds"],
                                               "peak_rss_mb": r["peak_rss_mb"],
                                               "rss_after_chunk_mb": r["rss_after_chunk_mb"]}
     return result
@@ -236,7 +246,13 @@ def main(argv=None) -> None:
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
     p.add_argument("--pairs", type=int, default=500)
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[1, 8, 32, 128])
+    p.add_argument("--released-bs1-pairs", type=int, default=50,
+                   help="pairs for the released package at batch_size=1 (several seconds per pair; 0: all)")
     p.add_argument("--big", type=int, default=20000, help="pairs for the memory run (0: skip)")
+    p.add_argument("--big-ner", default=None,
+                   help="NER export for the memory run (default --ner); a small one keeps a 20,000-pair run short")
+    p.add_argument("--big-encoder", default=None,
+                   help="entity encoder for the memory run (default the packaged MiniLM); e.g. a tiny model folder")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ratescore.json"))
     args = p.parse_args(argv)
     if not Path(args.ner).is_dir():

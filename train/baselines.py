@@ -113,7 +113,7 @@ def meteor(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
     """METEOR (nltk); raises :class:`BaselineUnavailable` without WordNet."""
     reason = meteor_unavailable_reason()
     if reason is not None:
-        raise BaselineUnavailable(f"METEOR: {reason}")
+        raise BaselineUnavailable(reason)
     from nltk.translate.meteor_score import meteor_score
 
     _check(refs, cands)
