@@ -28,20 +28,11 @@ from train.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_ratescore import ensure_released_venv, run_released, sample_pairs  # noqa: E402
+from bench_ratescore import ensure_released_venv, run_released, sample_pairs, tie_ambiguous  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TRAINED = ROOT / "checkpoints" / "iob_sample" / "export"
 TOLERANCE = 1e-5
-
-
-def tie_ambiguous(pair) -> bool:
-    """Does some entity's best match have copies of other types on the other side?"""
-    for side, other in (("candidate", pair.reference_entities), ("reference", pair.candidate_entities)):
-        for record in pair.matches[side]:
-            if len({e.type for e in other if e.text == record["matched_entity"]}) > 1:
-                return True
-    return False
 
 
 @pytest.fixture(scope="module")
