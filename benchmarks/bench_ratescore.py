@@ -161,7 +161,8 @@ def _ours_child(job_path: str, out_path: str) -> None:
     sentences = job.get("sentences")
     splitter = (lambda text: sentences[text]) if sentences else "builtin"
     scorer = RaTEScore(job["ner"], job["encoder"], job.get("matrix", "long"), splitter=splitter,
-                       batch_size=job.get("batch_size", 64), chunk_size=job.get("chunk_size", 2048))
+                       batch_size=job.get("batch_size", 64), chunk_size=job.get("chunk_size", 2048),
+                       precision=job.get("precision", "fp32"))
     cands, refs = job["candidates"], job["references"]
     rss, scores = [], []
     t0 = time.perf_counter()
@@ -226,8 +227,11 @@ def benchmark(args) -> dict:
     parity = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], flag_ties=True)
     print("radscore (built-in splitter) ...", flush=True)
     builtin = run_ours(cands, refs, args.ner, encoder)
+    print("radscore (released sentence lists, bf16 autocast: opt-in, not identical) ...", flush=True)
+    bf16 = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], precision="bf16")
     for name, r in [("radscore, released sentence lists (parity)", parity),
-                    ("radscore, built-in splitter", builtin)]:
+                    ("radscore, built-in splitter", builtin),
+                    ("radscore, precision=bf16 (opt-in; scores differ)", bf16)]:
         rows.append({"run": name, "seconds": r["score_seconds"], "pairs_per_s": n / r["score_seconds"],
                      "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
     aligned = [(bs, k, c) for bs in released for k, (c, r_) in enumerate(released[bs]["alignment"]) if c == r_]
@@ -249,6 +253,9 @@ def benchmark(args) -> dict:
         "speedup_vs_released_best": ours_pps / pps[best_bs],
         "speedup_builtin_vs_released_best": (n / builtin["score_seconds"]) / pps[best_bs],
         "max_abs_delta_score": max(deltas) if deltas else None, "aligned_pairs_compared": len(deltas),
+        "bf16_speedup_vs_released_best": (n / bf16["score_seconds"]) / pps[best_bs],
+        "bf16_max_abs_delta_vs_fp32": max(abs(a - b) for a, b in zip(bf16["scores"], parity["scores"])),
+        "bf16_mean_abs_delta_vs_fp32": sum(abs(a - b) for a, b in zip(bf16["scores"], parity["scores"])) / n,
         # pairs whose best match has copies of several types on the other side: left out above, as in
         # the parity test; their differences are reported here
         "tie_ambiguous_pairs": int(sum(ties)), "tie_ambiguous_comparisons": len(tie_deltas),
@@ -316,6 +323,8 @@ def main(argv=None) -> None:
           f"over {result['aligned_pairs_compared']} aligned comparisons ({result['tie_ambiguous_pairs']} tie-ambiguous "
           f"pairs left out; their max |Δscore| {result['tie_ambiguous_max_abs_delta'] or 0:.2e})")
     print(f"speed-up on pairs of distinct reports: {result['speedup_distinct_reports_vs_released_best']:.1f}x")
+    print(f"opt-in precision=bf16: {result['bf16_speedup_vs_released_best']:.1f}x the released best; |Δscore| vs "
+          f"fp32 max {result['bf16_max_abs_delta_vs_fp32']:.2e}, mean {result['bf16_mean_abs_delta_vs_fp32']:.2e}")
     for key in [k for k in result if k.startswith("memory_")]:
         m = result[key]
         print(f"{key}: {m['pairs_per_s']:.0f} pairs/s, peak RSS {m['peak_rss_mb']:.0f} MB, "

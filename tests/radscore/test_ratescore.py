@@ -186,3 +186,21 @@ def test_device_and_signature(scorer):
     sig = scorer.signature()
     assert sig["ner_kind"] == "ner-iob" and sig["penalty"] == "official" and sig["splitter"] == "builtin"
     json.dumps(sig)
+
+
+def test_bf16_precision_runs_both_models_in_bfloat16_and_stays_close(make):
+    import numpy as np
+    import torch
+
+    fp32, bf16 = make(), make(precision="bf16")
+    seen = []
+    for model in (bf16.ner.model, bf16.encoder.model):
+        linear = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+        linear.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
+    cands, refs = _pairs()
+    a, b = np.array(fp32.compute_score(cands, refs)), np.array(bf16.compute_score(cands, refs))
+    assert seen.count(torch.bfloat16) == len(seen) and len(seen) >= 2  # NER and encoder passes
+    assert np.all((b >= 0) & (b <= 1)) and np.abs(a - b).max() < 0.1
+    assert bf16.signature()["precision"] == "bf16" and fp32.signature()["precision"] == "fp32"
+    with pytest.raises(ValueError, match="unknown precision 'fp16'"):
+        make(precision="fp16")
