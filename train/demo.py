@@ -168,11 +168,11 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     scores, unavailable = score_metrics(refs, cands, str(export), encoder, matrices, cfg.scorer, baselines, progress)
 
     triads = read_rate_eval_task3(Path(cfg.data.path))
-    originals = [t.original for t in triads]
-    syn, _ = score_metrics(originals, [t.synonym for t in triads], str(export), encoder, matrices, cfg.scorer,
-                           [b for b in baselines if b not in unavailable], progress)
-    opp, _ = score_metrics(originals, [t.opposite for t in triads], str(export), encoder, matrices, cfg.scorer,
-                           [b for b in baselines if b not in unavailable], progress)
+    originals, n_t = [t.original for t in triads], len(triads)
+    both, _ = score_metrics(originals + originals, [t.synonym for t in triads] + [t.opposite for t in triads],
+                            str(export), encoder, matrices, cfg.scorer,
+                            [b for b in baselines if b not in unavailable], progress)
+    syn, opp = {k: v[:n_t] for k, v in both.items()}, {k: v[n_t:] for k, v in both.items()}
     _stage("scoring the held-out pairs and the triads", timings, t0)
 
     t0 = time.perf_counter()
