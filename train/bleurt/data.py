@@ -32,7 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
-from train.ner.data import LengthGroupedSampler
+from train.ner.data import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val", "test")
@@ -190,13 +190,9 @@ class BleurtDataModule(pl.LightningDataModule):
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         items = self.splits[split]
-        if not shuffle:  # evaluation keeps the file order
-            return DataLoader(items, batch_size=self.eval_batch_size, collate_fn=self.collate,
-                              num_workers=self.num_workers)
         sampler = (LengthGroupedSampler([len(i.encoded.input_ids) for i in items], self.batch_size)
-                   if self.group_by_length else None)
-        return DataLoader(items, batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
-                          collate_fn=self.collate, num_workers=self.num_workers)
+                   if shuffle and self.group_by_length else None)
+        return split_loader(self, items, shuffle, sampler)
 
     def train_dataloader(self):
         return self._loader("train", True)

@@ -77,6 +77,15 @@ class LengthGroupedSampler(torch.utils.data.Sampler):
             yield from batches[k]
 
 
+def split_loader(dm, items: list, shuffle: bool, sampler=None) -> DataLoader:
+    """The DataLoader every task's datamodule uses: evaluation keeps the file order at
+    ``dm.eval_batch_size``; training uses ``sampler`` when given, else plain shuffling."""
+    if not shuffle:
+        return DataLoader(items, batch_size=dm.eval_batch_size, collate_fn=dm.collate, num_workers=dm.num_workers)
+    return DataLoader(items, batch_size=dm.batch_size, shuffle=sampler is None, sampler=sampler,
+                      collate_fn=dm.collate, num_workers=dm.num_workers)
+
+
 class NERDataModule(pl.LightningDataModule):
     """RaTE-NER splits (local folder or Hub id) encoded for the IOB or the span model.
 
@@ -176,13 +185,9 @@ class NERDataModule(pl.LightningDataModule):
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         items = self.splits[split]
-        if not shuffle:  # evaluation keeps the file order
-            return DataLoader(items, batch_size=self.eval_batch_size, collate_fn=self.collate,
-                              num_workers=self.num_workers)
         sampler = (LengthGroupedSampler([len(i.input_ids) for i in items], self.batch_size)
-                   if self.group_by_length else None)
-        return DataLoader(items, batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
-                          collate_fn=self.collate, num_workers=self.num_workers)
+                   if shuffle and self.group_by_length else None)
+        return split_loader(self, items, shuffle, sampler)
 
     def train_dataloader(self):
         return self._loader("train", True)

@@ -29,7 +29,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
-from train.ner.data import LengthGroupedSampler
+from train.ner.data import LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
 DEFAULT_ROWS = "checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl"
@@ -207,16 +207,12 @@ class RewardDataModule(pl.LightningDataModule):
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         items = self.splits[split]
-        if not shuffle:
-            return DataLoader(items, batch_size=self.eval_batch_size, collate_fn=self.collate,
-                              num_workers=self.num_workers)
         sampler = None
-        if self.order == "by_length":
+        if shuffle and self.order == "by_length":
             sampler = LengthGroupedSampler([max(len(i.ids_w), len(i.ids_l)) for i in items], self.batch_size)
-        elif self.order == "by_reference":
+        elif shuffle and self.order == "by_reference":
             sampler = ReferenceGroupedSampler([i.group for i in items])
-        return DataLoader(items, batch_size=self.batch_size, shuffle=sampler is None, sampler=sampler,
-                          collate_fn=self.collate, num_workers=self.num_workers)
+        return split_loader(self, items, shuffle, sampler)
 
     def train_dataloader(self):
         return self._loader("train", True)
