@@ -50,6 +50,16 @@ def _training_config(ckpt: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def finish_export(out_dir: Path, ckpt: Path, metrics: dict | None) -> Path:
+    """The end of every export: ``metrics.json`` and the run's ``training_config.yaml`` (when the
+    run saved one) beside the model files and the manifest."""
+    (out_dir / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
+    cfg = _training_config(ckpt)
+    if cfg is not None:
+        shutil.copyfile(cfg, out_dir / "training_config.yaml")
+    return out_dir
+
+
 def export_ner(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
     """Export an NER checkpoint (IOB or span) to ``out_dir``."""
     from train.ner.modules import IOBTagger, SpanTagger, check_checkpoint
@@ -81,11 +91,7 @@ def export_ner(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = Non
     write_manifest(out_dir, task, backbone=module.hparams.backbone, labels=list(IOB_LABELS),
                    checkpoint=str(ckpt), epoch=state.get("epoch"), global_step=state.get("global_step"),
                    **extra)
-    (out_dir / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
-    cfg = _training_config(ckpt)
-    if cfg is not None:
-        shutil.copyfile(cfg, out_dir / "training_config.yaml")
-    return out_dir
+    return finish_export(out_dir, ckpt, metrics)
 
 
 def export_any(run_or_ckpt: str | Path, out_dir: str | Path | None = None) -> Path:

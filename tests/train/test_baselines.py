@@ -53,7 +53,7 @@ def test_meteor_runs_or_is_reported_unavailable_never_faked():
     else:
         with pytest.raises(BaselineUnavailable, match="WordNet|nltk"):
             meteor(["a"], ["a"])
-        assert "meteor" not in scores and "WordNet" in unavailable["meteor"] or "nltk" in unavailable["meteor"]
+        assert "meteor" not in scores and ("WordNet" in unavailable["meteor"] or "nltk" in unavailable["meteor"])
 
 
 def test_an_unknown_baseline_is_refused():

@@ -8,7 +8,6 @@ The folder is a standard ``*ForSequenceClassification`` model with one output (`
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from radscore.export import write_manifest
 def export_bleurt(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
     from train.bleurt.convert import load_tokenizer
     from train.bleurt.modules import ClinicalBLEURTRegressor, check_checkpoint
-    from train.export import _training_config, load_checkpoint_dict
+    from train.export import finish_export, load_checkpoint_dict
 
     ckpt, out_dir = Path(ckpt), Path(out_dir)
     state = load_checkpoint_dict(ckpt)
@@ -43,8 +42,4 @@ def export_bleurt(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = 
                    length_rule="longest_first", input="[CLS] reference [SEP] candidate [SEP]",
                    target=target, checkpoint=str(ckpt), epoch=state.get("epoch"),
                    global_step=state.get("global_step"))
-    (out_dir / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
-    cfg = _training_config(ckpt)
-    if cfg is not None:
-        shutil.copyfile(cfg, out_dir / "training_config.yaml")
-    return out_dir
+    return finish_export(out_dir, ckpt, metrics)

@@ -20,13 +20,14 @@ from radscore.models import PACKAGED_MINILM
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
 from train.distributed import gather_objects
+from train.module_common import EvalStages, adamw_linear_warmup
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
 MONITOR_MODE = "max"
 
 
-class ClinicalBLEURTRegressor(pl.LightningModule):
+class ClinicalBLEURTRegressor(EvalStages, pl.LightningModule):
     """Fine-tunes a sequence regressor on quality targets.
 
     Args:
@@ -77,12 +78,6 @@ class ClinicalBLEURTRegressor(pl.LightningModule):
         self.log(f"{stage}/loss", loss, batch_size=len(batch["target"]), sync_dist=True)
         self._eval.setdefault(stage, []).extend(zip(pred.tolist(), batch["target"].tolist()))
 
-    def validation_step(self, batch, batch_idx):
-        self._eval_step("val", batch)
-
-    def test_step(self, batch, batch_idx):
-        self._eval_step("test", batch)
-
     def _eval_end(self, stage: str) -> None:
         pairs = gather_objects(self._eval.pop(stage, []))
         if not pairs:
@@ -91,23 +86,12 @@ class ClinicalBLEURTRegressor(pl.LightningModule):
         for key in ("mse", "pearson", "kendall"):
             self.log(f"{stage}/{key}", metrics[key], prog_bar=key == "pearson", rank_zero_only=False)
 
-    def on_validation_epoch_end(self):
-        self._eval_end("val")
-
-    def on_test_epoch_end(self):
-        self._eval_end("test")
-
     def configure_optimizers(self):
-        from transformers import get_linear_schedule_with_warmup
-
         hp = self.hparams
         head = {id(p) for p in self.head_parameters()}
-        groups = [{"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr},
-                  {"params": [p for p in self.parameters() if id(p) in head], "lr": hp.head_lr or hp.lr}]
-        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay)
-        total = max(1, int(self.trainer.estimated_stepping_batches))
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return adamw_linear_warmup(self, [
+            {"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr},
+            {"params": [p for p in self.parameters() if id(p) in head], "lr": hp.head_lr or hp.lr}])
 
     # --- checkpoints: refuse a checkpoint of another task -------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

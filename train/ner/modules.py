@@ -18,12 +18,13 @@ from radscore.span_model import SPAN_CLASSES, SpanNERModel, decode_spans
 from data.iob import iob_to_spans, spans_to_iob
 from train.ner.metrics import ner_metrics
 from train.distributed import gather_objects
+from train.module_common import EvalStages, adamw_linear_warmup
 
 MONITOR = "val/f1"  # the NER task's monitored key, defined once
 
 
 
-class NERTagger(pl.LightningModule):
+class NERTagger(EvalStages, pl.LightningModule):
     """Shared training loop, metrics, optimiser and checkpoint checks of the NER models.
 
     Subclasses define ``compute_loss(batch) -> loss`` and ``predict_tags(batch) -> word tags``.
@@ -65,12 +66,6 @@ class NERTagger(pl.LightningModule):
         gold = [i.sentence.tags for i in batch["items"]]
         self._eval.setdefault(stage, []).extend(zip(gold, self.predict_tags(batch)))
 
-    def validation_step(self, batch, batch_idx):
-        self._eval_step("val", batch)
-
-    def test_step(self, batch, batch_idx):
-        self._eval_step("test", batch)
-
     def _eval_end(self, stage: str) -> None:
         pairs = gather_objects(self._eval.pop(stage, []))
         if not pairs:
@@ -78,12 +73,6 @@ class NERTagger(pl.LightningModule):
         metrics = ner_metrics([g for g, _ in pairs], [p for _, p in pairs], per_type=stage == "test")
         for key, value in metrics.items():
             self.log(f"{stage}/{key}", value, prog_bar=key == "f1", rank_zero_only=False)
-
-    def on_validation_epoch_end(self):
-        self._eval_end("val")
-
-    def on_test_epoch_end(self):
-        self._eval_end("test")
 
     def predict_step(self, batch, batch_idx):
         out = []
@@ -95,18 +84,11 @@ class NERTagger(pl.LightningModule):
         return out
 
     def configure_optimizers(self):
-        from transformers import get_linear_schedule_with_warmup
-
         hp = self.hparams
         head = {id(p) for p in self.head_parameters()}
-        groups = [{"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr}]
-        if head:
-            groups.append({"params": [p for p in self.parameters() if id(p) in head],
-                           "lr": hp.head_lr or hp.lr})
-        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
-        total = max(1, int(self.trainer.estimated_stepping_batches))
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return adamw_linear_warmup(self, [
+            {"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr},
+            {"params": [p for p in self.parameters() if id(p) in head], "lr": hp.head_lr or hp.lr}])
 
     # --- checkpoints: refuse a checkpoint of another task or label set ------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

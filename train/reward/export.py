@@ -4,7 +4,6 @@ template (:meth:`radscore.reward_model.MultiRewardModel.save`), the manifest (ki
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from radscore.export import write_manifest
 
 
 def export_reward(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
-    from train.export import _training_config, load_checkpoint_dict
+    from train.export import finish_export, load_checkpoint_dict
     from train.reward.modules import ER2RewardModel, check_checkpoint
 
     ckpt, out_dir = Path(ckpt), Path(out_dir)
@@ -28,8 +27,4 @@ def export_reward(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = 
                    heads=list(system.items), higher_is_better=system.higher_is_better,
                    prompt_template=module.reward.prompt_template, max_length=module.reward.max_length,
                    checkpoint=str(ckpt), epoch=state.get("epoch"), global_step=state.get("global_step"))
-    (out_dir / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
-    cfg = _training_config(ckpt)
-    if cfg is not None:
-        shutil.copyfile(cfg, out_dir / "training_config.yaml")
-    return out_dir
+    return finish_export(out_dir, ckpt, metrics)

@@ -22,12 +22,13 @@ from radscore.systems import load_system
 from train.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
 from train.distributed import gather_objects
+from train.module_common import EvalStages, adamw_linear_warmup
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"
 
 
-class ER2RewardModel(pl.LightningModule):
+class ER2RewardModel(EvalStages, pl.LightningModule):
     """ER²Score: N reward heads on a LoRA-tuned backbone, MRE loss.
 
     Args:
@@ -116,12 +117,6 @@ class ER2RewardModel(pl.LightningModule):
             for k, row in enumerate(batch[f"rows_{side}"]):
                 acc["rows"].setdefault(row, (rewards[k], subs[k], float(totals[k])))
 
-    def validation_step(self, batch, batch_idx):
-        self._eval_step("val", batch)
-
-    def test_step(self, batch, batch_idx):
-        self._eval_step("test", batch)
-
     def _eval_end(self, stage: str) -> None:
         acc = self._eval.pop(stage, None)
         if acc is None:
@@ -141,25 +136,13 @@ class ER2RewardModel(pl.LightningModule):
         for key, value in metrics.items():
             self.log(f"{stage}/{key}", value, prog_bar=key == "pair_acc", rank_zero_only=False)
 
-    def on_validation_epoch_end(self):
-        self._eval_end("val")
-
-    def on_test_epoch_end(self):
-        self._eval_end("test")
-
     # --- optimiser ------------------------------------------------------------------------------------
     def configure_optimizers(self):
-        from transformers import get_linear_schedule_with_warmup
-
         hp = self.hparams
         trainable = [(n, p) for n, p in self.named_parameters() if p.requires_grad]
-        head = [p for n, p in trainable if "modules_to_save" in n]
-        body = [p for n, p in trainable if "modules_to_save" not in n]
-        groups = [g for g in ({"params": body, "lr": hp.lr}, {"params": head, "lr": hp.head_lr or hp.lr}) if g["params"]]
-        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
-        total = max(1, int(self.trainer.estimated_stepping_batches))
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return adamw_linear_warmup(self, [
+            {"params": [p for n, p in trainable if "modules_to_save" not in n], "lr": hp.lr},
+            {"params": [p for n, p in trainable if "modules_to_save" in n], "lr": hp.head_lr or hp.lr}])
 
     # --- checkpoints: trainable parameters only; refuse another task or system -------------------------
     def trainable_keys(self) -> list[str]:

@@ -1,0 +1,36 @@
+"""What the NER, ClinicalBLEURT and ER²Score LightningModules share: the validation/test hooks and
+the optimiser (AdamW in parameter groups with a linear warm-up and decay per step)."""
+
+from __future__ import annotations
+
+import torch
+
+
+class EvalStages:
+    """Routes ``validation_step``/``test_step`` to ``self._eval_step(stage, batch)`` and the epoch
+    ends to ``self._eval_end(stage)``; a module collects its predictions in the first and logs the
+    split's metrics in the second."""
+
+    def validation_step(self, batch, batch_idx):
+        self._eval_step("val", batch)
+
+    def test_step(self, batch, batch_idx):
+        self._eval_step("test", batch)
+
+    def on_validation_epoch_end(self):
+        self._eval_end("val")
+
+    def on_test_epoch_end(self):
+        self._eval_end("test")
+
+
+def adamw_linear_warmup(module, groups: list[dict]) -> dict:
+    """AdamW over the non-empty ``groups`` (``{"params", "lr"}``) with ``hparams.weight_decay``,
+    and a linear schedule: ``hparams.warmup_ratio`` of the steps up, the rest down to 0."""
+    from transformers import get_linear_schedule_with_warmup
+
+    hp = module.hparams
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay)
+    total = max(1, int(module.trainer.estimated_stepping_batches))
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
+    return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
