@@ -24,12 +24,14 @@ class EvalStages:
         self._eval_end("test")
 
 
-def adamw_linear_warmup(module, groups: list[dict]) -> dict:
-    """AdamW over the non-empty ``groups`` (``{"params", "lr"}``) with ``hparams.weight_decay``,
-    and a linear schedule: ``hparams.warmup_ratio`` of the steps up, the rest down to 0."""
+def adamw_linear_warmup(module, body: list, head: list) -> dict:
+    """AdamW with ``hparams.weight_decay`` over two groups, ``body`` at ``hparams.lr`` and ``head``
+    at ``hparams.head_lr`` (``hparams.lr`` when unset), empty groups left out, and a linear
+    schedule: ``hparams.warmup_ratio`` of the steps up, the rest down to 0."""
     from transformers import get_linear_schedule_with_warmup
 
     hp = module.hparams
+    groups = [{"params": body, "lr": hp.lr}, {"params": head, "lr": hp.head_lr or hp.lr}]
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay)
     total = max(1, int(module.trainer.estimated_stepping_batches))
     scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)

@@ -87,11 +87,9 @@ class ClinicalBLEURTRegressor(EvalStages, pl.LightningModule):
             self.log(f"{stage}/{key}", metrics[key], prog_bar=key == "pearson", rank_zero_only=False)
 
     def configure_optimizers(self):
-        hp = self.hparams
         head = {id(p) for p in self.head_parameters()}
-        return adamw_linear_warmup(self, [
-            {"params": [p for p in self.parameters() if id(p) not in head], "lr": hp.lr},
-            {"params": [p for p in self.parameters() if id(p) in head], "lr": hp.head_lr or hp.lr}])
+        return adamw_linear_warmup(self, [p for p in self.parameters() if id(p) not in head],
+                                   [p for p in self.parameters() if id(p) in head])
 
     # --- checkpoints: refuse a checkpoint of another task -------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

@@ -138,11 +138,9 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
 
     # --- optimiser ------------------------------------------------------------------------------------
     def configure_optimizers(self):
-        hp = self.hparams
         trainable = [(n, p) for n, p in self.named_parameters() if p.requires_grad]
-        return adamw_linear_warmup(self, [
-            {"params": [p for n, p in trainable if "modules_to_save" not in n], "lr": hp.lr},
-            {"params": [p for n, p in trainable if "modules_to_save" in n], "lr": hp.head_lr or hp.lr}])
+        return adamw_linear_warmup(self, [p for n, p in trainable if "modules_to_save" not in n],
+                                   [p for n, p in trainable if "modules_to_save" in n])
 
     # --- checkpoints: trainable parameters only; refuse another task or system -------------------------
     def trainable_keys(self) -> list[str]:
