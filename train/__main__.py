@@ -61,9 +61,15 @@ def main(argv: list[str] | None = None) -> int:
 
         p = argparse.ArgumentParser(prog="python -m train export")
         p.add_argument("run_or_ckpt")
-        p.add_argument("--out", default=None)
+        p.add_argument("--out", default=None,
+                       help="new, empty, or previous-export folder (default: <run>/export); "
+                            "any other folder is refused")
         a = p.parse_args(rest)
-        print(f"exported to {export_any(a.run_or_ckpt, a.out)}")
+        try:
+            print(f"exported to {export_any(a.run_or_ckpt, a.out)}")
+        except (FileNotFoundError, ValueError) as exc:  # ExportTargetError, UnsafeCheckpointError, bad task
+            print(f"python -m train export: error: {exc}", file=sys.stderr)
+            return 2
         return 0
     print(f"unknown task {task!r}\n{__doc__}", file=sys.stderr)
     return 2

@@ -127,7 +127,7 @@ class RadscoreCLI(LightningCLI):
         if trainer.fast_dev_run or getattr(trainer, "interrupted", False):
             return
         ckpt = self.best_checkpoint()
-        results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt)
+        results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt, weights_only=True)
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
             run = self.run_dir()

@@ -286,7 +286,7 @@ class RunManager:
         if str(result.config.get("data.subset", "all")) == subset:
             return result.test_metrics
         from radscore.export import read_manifest
-        from train.export import find_checkpoint
+        from train.export_base import find_checkpoint
 
         ckpt = Path(read_manifest(result.export).get("checkpoint") or "")
         if not ckpt.is_file():
@@ -314,7 +314,8 @@ class RunManager:
                 f"--trainer.enable_progress_bar={str(self.progress).lower()}"])
         finally:
             sys.argv = argv
-        out = cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path=str(ckpt), verbose=False)
+        out = cli.trainer.test(cli.model, datamodule=cli.datamodule, ckpt_path=str(ckpt), verbose=False,
+                                weights_only=True)
         metrics = {k: float(v) for k, v in (out[0] if out else {}).items()}
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"key": key, "metrics": metrics}, indent=1, sort_keys=True) + "\n")

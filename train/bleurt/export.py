@@ -8,28 +8,22 @@ The folder is a standard ``*ForSequenceClassification`` model with one output (`
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from radscore.export import write_manifest
+from train.export_base import finish_export, load_checkpoint_dict, staged_export
 
 
 def export_bleurt(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
     from train.bleurt.convert import load_tokenizer
     from train.bleurt.modules import ClinicalBLEURTRegressor, check_checkpoint
-    from train.export import finish_export, load_checkpoint_dict
 
-    ckpt, out_dir = Path(ckpt), Path(out_dir)
+    ckpt = Path(ckpt)
     state = load_checkpoint_dict(ckpt)
     check_checkpoint(state)
-    module = ClinicalBLEURTRegressor.load_from_checkpoint(str(ckpt), map_location="cpu")
+    module = ClinicalBLEURTRegressor.load_from_checkpoint(str(ckpt), map_location="cpu", weights_only=True)
     module.eval()
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
     module.model.config.problem_type = "regression"
-    module.model.save_pretrained(out_dir)
-    load_tokenizer(module.hparams.backbone).save_pretrained(out_dir)
     data_hp = state.get("datamodule_hyper_parameters") or {}
     from data.clinical_bleurt import check_weights
 
@@ -37,9 +31,13 @@ def export_bleurt(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = 
               "weights": check_weights(data_hp.get("weights")),
               "prefer": data_hp.get("prefer", "counts"),
               "note": "rows with only a score were trained on that score"}
-    write_manifest(out_dir, "bleurt", backbone=module.hparams.backbone,
-                   max_length=int(data_hp.get("max_length", module.hparams.max_length)),
-                   length_rule="longest_first", input="[CLS] reference [SEP] candidate [SEP]",
-                   target=target, checkpoint=str(ckpt), epoch=state.get("epoch"),
-                   global_step=state.get("global_step"))
-    return finish_export(out_dir, ckpt, metrics)
+    with staged_export(out_dir) as folder:
+        module.model.save_pretrained(folder)
+        load_tokenizer(module.hparams.backbone).save_pretrained(folder)
+        write_manifest(folder, "bleurt", backbone=module.hparams.backbone,
+                       max_length=int(data_hp.get("max_length", module.hparams.max_length)),
+                       length_rule="longest_first", input="[CLS] reference [SEP] candidate [SEP]",
+                       target=target, checkpoint=str(ckpt), epoch=state.get("epoch"),
+                       global_step=state.get("global_step"))
+        finish_export(folder, ckpt, metrics)
+    return Path(out_dir)

@@ -1,0 +1,153 @@
+"""Exports never destroy what is not an export, survive a kill, and never execute a checkpoint."""
+
+import builtins
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from radscore.export import MANIFEST, read_manifest
+from train.export import export_any
+from train.export_base import STAGING_PREFIX, ExportTargetError, UnsafeCheckpointError, staged_export
+from train.ner.cli import NERCLI
+from train.ner.data import NERDataModule
+from train.ner.modules import NERTagger
+
+ROOT = Path(__file__).resolve().parents[2]
+HUB = ROOT / "tests" / "fixtures" / "ratener_hub"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "WANDB_MODE": "offline", "HF_HUB_OFFLINE": "1"}
+
+
+@pytest.fixture(scope="module")
+def run(tiny_backbone, tmp_path_factory):
+    """A one-epoch IOB run on the hub fixture, with its export."""
+    run_dir = tmp_path_factory.mktemp("ner_run")
+    NERCLI(NERTagger, NERDataModule, args=[
+        "fit", "--config", str(ROOT / "configs" / "ner" / "iob_sample.yaml"), f"--run_dir={run_dir}",
+        f"--data.data_dir={HUB}", f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1",
+        "--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.enable_progress_bar=false"])
+    assert (run_dir / "export" / MANIFEST).is_file()
+    return run_dir
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _staging(parent: Path) -> list[Path]:
+    return sorted(parent.glob(f"{STAGING_PREFIX}*"))
+
+
+def test_out_dot_is_refused_and_nothing_is_deleted(run, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("keep me")
+    (project / "data").mkdir()
+    (project / "data" / "x.csv").write_text("a,b\n")
+    before = _snapshot(project)
+    proc = subprocess.run([sys.executable, "-m", "train", "export", str(run), "--out", "."], cwd=project,
+                          env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "not a radscore export" in proc.stderr and "refusing" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert _snapshot(project) == before
+
+
+def test_current_folder_is_refused_even_when_empty(run, tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    with pytest.raises(ExportTargetError, match="current folder"):
+        export_any(run, ".")
+    assert list(empty.iterdir()) == []
+
+
+def test_a_non_empty_foreign_folder_is_refused(run, tmp_path):
+    foreign = tmp_path / "my_model"
+    foreign.mkdir()
+    (foreign / "config.json").write_text("{}")
+    with pytest.raises(ExportTargetError, match="my_model.*not a radscore export"):
+        export_any(run, foreign)
+    assert _snapshot(foreign) == {"config.json": b"{}"}
+    assert _staging(tmp_path) == []
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(ExportTargetError, match="not a folder"):
+        export_any(run, a_file)
+    assert a_file.read_text() == "x"
+
+
+def test_a_previous_export_or_an_empty_folder_is_replaced_whole(run, tmp_path):
+    out = tmp_path / "exp"
+    out.mkdir()
+    export_any(run, out)  # empty folder: allowed
+    (out / "stale_file.bin").write_bytes(b"old")
+    export_any(run, out)  # previous export: replaced, not merged
+    assert not (out / "stale_file.bin").exists()
+    assert read_manifest(out)["kind"] == "ner-iob"
+    assert _staging(tmp_path) == []
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+import train.ner.export as ner_export
+real = ner_export.write_manifest
+def write_then_die(folder, *a, **k):
+    real(folder, *a, **k)
+    (folder / "half_written.bin").write_bytes(b"x" * 1000)
+    os.kill(os.getpid(), signal.SIGKILL)
+ner_export.write_manifest = write_then_die
+from train.export import export_any
+export_any(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_an_export_killed_half_way_leaves_the_previous_export_intact(run, tmp_path):
+    out = tmp_path / "exp"
+    export_any(run, out)
+    before = _snapshot(out)
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(run), str(out)], env=ENV,
+                          capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr
+    assert _snapshot(out) == before  # the old export, byte for byte
+    left = _staging(tmp_path)
+    assert len(left) == 1 and (left[0] / "half_written.bin").is_file()  # the unfinished one, hidden
+    export_any(run, out)  # the next export cleans up
+    assert _staging(tmp_path) == []
+    assert read_manifest(out)["kind"] == "ner-iob"
+
+
+def test_a_kill_between_the_two_renames_is_repaired_by_the_next_export(tmp_path):
+    out = tmp_path / "exp"
+    moved_aside = tmp_path / f"{STAGING_PREFIX}exp-old-12345"
+    moved_aside.mkdir()
+    (moved_aside / MANIFEST).write_text('{"kind": "ner-iob", "format_version": 1}')
+    with pytest.raises(RuntimeError):
+        with staged_export(out):
+            raise RuntimeError("export failed")
+    assert (out / MANIFEST).is_file()  # the previous export is back in place
+    assert _staging(tmp_path) == []
+
+
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return builtins.open, (str(self.marker), "w")
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_not_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    ckpt = tmp_path / "evil.ckpt"
+    torch.save({"radscore": {"task": "ner-iob"}, "state_dict": {}, "payload": _RunsCode(marker)}, ckpt)
+    with pytest.raises(UnsafeCheckpointError, match="evil.ckpt.*refused"):
+        export_any(ckpt, tmp_path / "out")
+    assert not marker.exists()
+    assert not (tmp_path / "out").exists()
+    proc = subprocess.run([sys.executable, "-m", "train", "export", str(ckpt), "--out", str(tmp_path / "o2")],
+                          env=ENV, capture_output=True, text=True)
+    assert proc.returncode == 2 and "refused to load" in proc.stderr and not marker.exists()

@@ -1,0 +1,146 @@
+"""What every exporter shares: reading a checkpoint safely and writing the export folder safely.
+
+The task exporters (:mod:`train.ner.export`, :mod:`train.bleurt.export`, :mod:`train.reward.export`)
+import this module; :mod:`train.export` (``python -m train export``) imports them. Nothing here
+imports an exporter, so the dependency runs one way.
+
+Safety rules:
+- checkpoints are read with ``torch.load(..., weights_only=True)``: a ``.ckpt`` that carries code
+  (a pickled callable) is refused instead of executed;
+- an export replaces only a folder that is missing, empty, or a previous radscore export (it holds
+  ``radscore_manifest.json``); anything else (``--out .``, ``--out ~``, a project folder) is refused
+  with :class:`ExportTargetError`;
+- the export is written into a hidden sibling folder and renamed into place only when complete, so
+  an export killed half-way leaves the previous export as it was (the unfinished sibling is removed
+  by the next export to the same place; a kill in the instant between the two renames that swap
+  the folders leaves the previous export beside its place, and the next export puts it back first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import torch
+
+from radscore.export import MANIFEST
+
+STAGING_PREFIX = ".radscore-export-"
+
+
+class ExportTargetError(ValueError):
+    """The output folder of an export is not one an export may replace."""
+
+
+class UnsafeCheckpointError(ValueError):
+    """A checkpoint that cannot be read with ``weights_only=True`` (it would run code when loaded)."""
+
+
+def load_checkpoint_dict(path: str | Path) -> dict:
+    """A Lightning checkpoint as a dict, read with ``weights_only=True``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checkpoint")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UnsafeCheckpointError(
+            f"{path}: refused to load: the checkpoint holds objects other than tensors and plain "
+            f"containers, which torch.load(weights_only=True) does not execute ({first}). "
+            "radscore's own checkpoints never need that; load it only if you trust its source and "
+            "re-save its state_dict."
+        ) from None
+
+
+def find_checkpoint(run_or_ckpt: str | Path) -> Path:
+    """A checkpoint file, or the best (else last) checkpoint of a run folder."""
+    path = Path(run_or_ckpt)
+    if path.is_file():
+        return path
+    ckpt_dir = path / "ckpt"
+    best = sorted(ckpt_dir.glob("best-*.ckpt"), key=lambda p: p.stat().st_mtime)
+    if best:
+        return best[-1]
+    if (ckpt_dir / "last.ckpt").is_file():
+        return ckpt_dir / "last.ckpt"
+    raise FileNotFoundError(f"{path}: neither a checkpoint file nor a run folder with ckpt/*.ckpt")
+
+
+def training_config(ckpt: Path) -> Path | None:
+    """The resolved config that LightningCLI saved in the run's newest log folder."""
+    run = ckpt.parent.parent
+    found = sorted(run.glob("logs/version_*/config.yaml"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def finish_export(out_dir: Path, ckpt: Path, metrics: dict | None) -> Path:
+    """The end of every export: ``metrics.json`` and the run's ``training_config.yaml`` (when the
+    run saved one) beside the model files and the manifest."""
+    (out_dir / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
+    cfg = training_config(ckpt)
+    if cfg is not None:
+        shutil.copyfile(cfg, out_dir / "training_config.yaml")
+    return out_dir
+
+
+def check_export_target(out_dir: str | Path) -> Path:
+    """``out_dir`` made absolute, or :class:`ExportTargetError` when an export may not replace it."""
+    out = Path(out_dir).expanduser().absolute()
+    if out.exists() or out.is_symlink():
+        if out.is_symlink() or not out.is_dir():
+            raise ExportTargetError(f"{out_dir}: exists and is not a folder; refusing to replace it")
+        if any(out.iterdir()) and not (out / MANIFEST).is_file():
+            raise ExportTargetError(
+                f"{out_dir}: exists, is not empty and is not a radscore export (no {MANIFEST}); "
+                "refusing to replace it. Give --out a new or empty folder, or a previous export."
+            )
+    if out == Path(out.anchor) or out == Path.home().absolute() or out == Path.cwd().absolute():
+        raise ExportTargetError(f"{out_dir}: refusing to export into the root, home or current folder")
+    return out
+
+
+def _remove_stale_staging(out: Path) -> None:
+    """Clean up after a killed export: a previous export moved aside (``-old-``) goes back into
+    place when nothing replaced it; unfinished staging folders are removed."""
+    for old in sorted(out.parent.glob(f"{STAGING_PREFIX}{out.name}-old-*")):
+        if not out.exists() and (old / MANIFEST).is_file():
+            os.replace(old, out)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for stale in out.parent.glob(f"{STAGING_PREFIX}{out.name}-*"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+@contextmanager
+def staged_export(out_dir: str | Path) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``out_dir``; on success it replaces ``out_dir``.
+
+    The target is checked first (:func:`check_export_target`). On an exception the staging folder
+    is removed and ``out_dir`` is untouched; after a kill it stays behind, hidden, and the next
+    export to the same place removes it."""
+    out = Path(out_dir).expanduser().absolute()
+    if out.parent.is_dir():
+        _remove_stale_staging(out)
+    out = check_export_target(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{out.name}-", dir=out.parent))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    old = None
+    if out.exists():
+        old = out.parent / f"{STAGING_PREFIX}{out.name}-old-{os.getpid()}"
+        os.replace(out, old)
+    os.replace(staging, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
