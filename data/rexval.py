@@ -25,6 +25,7 @@ from pathlib import Path
 from data.ratings import RatedPair, RatingFormatError, read_csv_table
 
 GT_FILE = "50_samples_gt_and_candidates.csv"
+CANDIDATE_TYPES = ("radgraph", "bertscore", "s_emb", "bleu")  # the candidate columns of GT_FILE
 ERRORS_FILE = "6_valid_raters_per_rater_error_categories.csv"
 ERROR_COLUMNS = ["study_number", "candidate_type", "rater_index", "error_category",
                  "clinically_significant", "num_errors"]

@@ -177,7 +177,7 @@ class ClinicalBLEURT:
 
     def signature(self) -> dict:
         """What produced the scores: the model, its length limit and the radscore version."""
-        from radscore import __version__
+        from radscore.version import __version__
 
         return {"radscore": __version__, "model": self.source, "max_length": self.max_length,
                 "length_rule": "longest_first", "target": (self.manifest or {}).get("target")}

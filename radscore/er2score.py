@@ -57,7 +57,7 @@ class ER2Score:
 
     def signature(self) -> dict:
         """What produced the scores: export, base model, system and the radscore version."""
-        from radscore import __version__
+        from radscore.version import __version__
 
         return {"radscore": __version__, "export": self.export, "base_model": self.model.base_model,
                 "system": self.system.name, "prompt_template": self.model.prompt_template}

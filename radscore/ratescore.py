@@ -139,7 +139,7 @@ class RaTEScore:
 
     def signature(self) -> dict:
         """What produced the scores: models, matrix, modes and the radscore version."""
-        from radscore import __version__
+        from radscore.version import __version__
 
         return {"radscore": __version__, "ner": self.ner.source, "ner_kind": self.ner.kind,
                 "encoder": self.encoder.source, "pooling": self.encoder.pooling,

@@ -25,15 +25,16 @@ from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, add_errors, add_fro
                                 meaning_preserving)
 from data.synth.draft import FINDING, POSITIVE, Draft
 from data.clinical_bleurt import clinical_bleurt_quality
+from data.rexval import CANDIDATE_TYPES
 from data.synth.labels import (RaterNoise, bleurt_counts, mrscore_items, radcliq_subscores,
                                simulate_raters, task1_rating, task2_score)
 from data.synth.lexicon import Lexicon, load_lexicon
+from data.synth.writers import write_all
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
 DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
 DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 300, "task3": 150, "er2": 600, "bleurt": 600}
-CANDIDATE_TYPES = ("radgraph", "bertscore", "s_emb", "bleu")  # ReXVal's candidate columns
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
@@ -259,8 +260,6 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
 
     ``progress``, when given, is called with a short message before each set is built.
     """
-    from data.synth.writers import write_all
-
     sizes = {**DEFAULT_SIZES, **(sizes or {})}
     for key, value in sizes.items():
         if key not in DEFAULT_SIZES or not isinstance(value, int) or value < 0:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from data.synth import edits as E
 from data.synth import labels as L
-from data.synth.generate import CANDIDATE_TYPES
+from data.rexval import CANDIDATE_TYPES
 
 MANIFEST = "manifest_synthetic.jsonl"
 CANDIDATE_KEYS = ("reference_id", "reference", "candidate", "candidate_sentences", "edits")

@@ -37,7 +37,8 @@ def run(tables: list[str], profile, out_dir: Path | None = None, progress: bool 
     from train.ablations.evaluate import Evaluator
     from train.ablations.render import to_markdown, write_table
     from train.ablations.runs import RunManager
-    from train.ablations.tables import Context, builders
+    from train.ablations.builders import builders
+    from train.ablations.tables import Context
 
     if out_dir is not None:
         profile.output = Path(out_dir)

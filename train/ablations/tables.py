@@ -197,12 +197,3 @@ def build_er2_loss(ctx: Context) -> Table:
 
 def build_er2_lambda(ctx: Context) -> Table:
     return _er2_run_table(ctx, "er2-lambda")
-
-
-def builders() -> dict[str, Callable[[Context], Table]]:
-    from train.ablations import tables_metrics as M
-
-    return {"ner-schemes": build_ner_schemes, "ner-data": build_ner_data, "encoders": build_encoders,
-            "rexval": M.build_rexval, "rate-eval": M.build_rate_eval, "er2-criteria": M.build_er2_criteria,
-            "er2-metrics": M.build_er2_metrics, "er2-backbones": build_er2_backbones, "er2-loss": build_er2_loss,
-            "er2-lambda": build_er2_lambda}
