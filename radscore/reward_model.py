@@ -32,6 +32,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from radscore.optional import require
 from radscore.models import resolve_model_path
 from radscore.systems import ScoringSystem, load_system
 
@@ -190,7 +191,8 @@ class MultiRewardModel(nn.Module):
               dropout: bool = False) -> "MultiRewardModel":
         """A fresh model for training: backbone + random N-output head + LoRA (peft, SEQ_CLS).
         ``dropout=False`` turns the backbone's dropout off (:func:`disable_dropout`)."""
-        from peft import LoraConfig, TaskType, get_peft_model
+        peft = require("peft")
+        LoraConfig, TaskType, get_peft_model = peft.LoraConfig, peft.TaskType, peft.get_peft_model
 
         system, lora = load_system(system), lora or LoraSettings()
         tokenizer = load_tokenizer(backbone)
@@ -208,7 +210,7 @@ class MultiRewardModel(nn.Module):
     def from_export(cls, folder: str | Path, base_model: str | None = None, dtype: str | None = None) -> "MultiRewardModel":
         """Load an export: the base model (``base_model`` overrides the recorded id, e.g. a local
         copy), the adapter with its head, the tokenizer, the system and the template."""
-        from peft import PeftModel
+        PeftModel = require("peft").PeftModel
 
         from radscore.export import read_manifest
 
