@@ -45,7 +45,7 @@ def mre_total_term(rewards_w: torch.Tensor, rewards_l: torch.Tensor, totals_w: t
 
 def mre_loss(rewards_w: torch.Tensor, rewards_l: torch.Tensor, subscores_w: torch.Tensor,
              subscores_l: torch.Tensor, totals_w: torch.Tensor, totals_l: torch.Tensor, lam: float = 1.0,
-             c: float = 0.01, reduction: Literal["mean", "sum", "none"] = "mean",
+             c: float = 0.01, reduction: Literal["mean", "sum", "none"] = "sum",
              terms: Literal["both", "total", "individual"] = "both") -> torch.Tensor:
     """The MRE loss (see the module doc). Rewards and sub-scores: (batch, N); totals: (batch,)."""
     if terms not in TERMS:

@@ -137,3 +137,19 @@ def test_checkpoint_holds_trainable_parameters_and_reloads_identically(er2_rows,
                                             lora_target_modules=["query", "key", "value"])
     with pytest.raises(ValueError, match="scoring system 'radcliq'"):
         ER2RewardModel.load_from_checkpoint(tmp_path / "m.ckpt", map_location="cpu", system="mrscore")
+
+
+def test_the_module_loss_is_specs_sum_by_default_and_mean_on_request(tiny_backbone):
+    from train.losses import mre_loss
+
+    torch.manual_seed(0)
+    rw, rl = torch.randn(5, 6), torch.randn(5, 6)
+    batch = {"subscores_w": torch.randint(-3, 1, (5, 6)).float(), "subscores_l": torch.randint(-3, 1, (5, 6)).float(),
+             "totals_w": torch.full((5,), -1.0), "totals_l": torch.full((5,), -4.0)}
+    per_pair = mre_loss(rw, rl, batch["subscores_w"], batch["subscores_l"], batch["totals_w"], batch["totals_l"],
+                        reduction="none")
+    assert tiny_model(tiny_backbone).loss(batch, rw, rl).item() == pytest.approx(per_pair.sum().item())
+    mean = tiny_model(tiny_backbone, reduction="mean")
+    assert mean.loss(batch, rw, rl).item() == pytest.approx(per_pair.mean().item())
+    with pytest.raises(ValueError, match="reduction"):
+        tiny_model(tiny_backbone, reduction="max")

@@ -35,12 +35,15 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
         backbone: model id, folder or ``packaged:all-MiniLM-L6-v2``.
         system: scoring system (``radcliq``, ``mrscore``, a YAML/JSON file or a dict); N = its items.
         prompt_template: holds ``{reference}`` and ``{candidate}``.
-        max_length: tokens per prompt (longer prompts are cut at the right and counted).
+        max_length: tokens per prompt (longer prompts lose the end of the reference first, then of the
+            candidate; every cut is counted: :mod:`radscore.reward_model`).
         lora_r, lora_alpha, lora_dropout, lora_target_modules, modules_to_save, lora_layers: LoRA
             (peft); ``lora_target_modules`` None = peft's default for the architecture;
             ``modules_to_save``: modules trained in full besides the head (e.g. BERT's ``pooler``,
             which feeds the head); ``lora_layers``: adapt only these layers (None = all).
         lam, c, loss_terms: the MRE loss (λ, c, and ``both``/``total``/``individual`` for the ablations).
+        reduction: ``sum`` (SPEC §3.4: L_MRE = Σ_i over a batch's pairs) or ``mean`` (divided by the
+            number of pairs: with gradient clipping or Adam's ε this is not only a learning-rate scale).
         lr, head_lr, weight_decay, warmup_ratio: AdamW with linear warm-up and decay;
             ``head_lr`` (default ``lr``) for the head.
         dtype: dtype the backbone is loaded in (e.g. ``bfloat16`` for 7-8B models); None = float32.
@@ -57,10 +60,13 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
                  lora_alpha: int = 16, lora_dropout: float = 0.05, lora_target_modules: list[str] | None = None,
                  modules_to_save: list[str] | None = None, lora_layers: list[int] | None = None,
                  lam: float = 1.0, c: float = 0.01,
-                 loss_terms: Literal["both", "total", "individual"] = "both", lr: float = 2e-4,
+                 loss_terms: Literal["both", "total", "individual"] = "both",
+                 reduction: Literal["sum", "mean"] = "sum", lr: float = 2e-4,
                  head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
                  dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False):
         super().__init__()
+        if reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction={reduction!r}; expected 'sum' (SPEC §3.4) or 'mean'")
         self.save_hyperparameters()
         resolved = load_system(system)
         self.hparams["system"] = resolved.to_dict()  # the checkpoint needs no system file
@@ -87,7 +93,8 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
     def loss(self, batch, rewards_w, rewards_l) -> torch.Tensor:
         hp = self.hparams
         return mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
-                        batch["totals_l"], lam=hp.lam, c=hp.c, reduction="mean", terms=hp.loss_terms)
+                        batch["totals_l"], lam=hp.lam, c=hp.c,
+                        reduction=hp.get("reduction", "mean"), terms=hp.loss_terms)
 
     def on_fit_start(self) -> None:
         total = sum(p.numel() for p in self.parameters())
