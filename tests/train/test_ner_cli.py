@@ -39,6 +39,11 @@ def _fit(config, run_dir, *extra):
     NERCLI(NERTagger, NERDataModule, args=["fit", "--config", str(config), f"--run_dir={run_dir}", *extra])
 
 
+# SPEC §1.3, written out here (not imported) so that a change of the package's order fails the test.
+SPEC_LABEL_ORDER = ["B-ABNORMALITY", "I-ABNORMALITY", "B-NON-ABNORMALITY", "I-NON-ABNORMALITY", "B-DISEASE",
+                    "I-DISEASE", "B-NON-DISEASE", "I-NON-DISEASE", "B-ANATOMY", "I-ANATOMY", "O"]
+
+
 @pytest.mark.parametrize("name", ["iob_sample", "span_sample"])
 def test_sample_configs_fast_dev_run(name, tmp_path):
     _fit(ROOT / "configs" / "ner" / f"{name}.yaml", tmp_path, "--trainer.fast_dev_run=true")
@@ -71,8 +76,9 @@ def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backb
             exported = AutoModelForTokenClassification.from_pretrained(export).eval()
             expected = module(batch["input_ids"], batch["attention_mask"])
             got = exported(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-            assert exported.config.id2label == {i: l for i, l in enumerate(
-                json.loads((export / "config.json").read_text())["id2label"].values())}
+            config = json.loads((export / "config.json").read_text())
+            assert config["id2label"] == {str(i): label for i, label in enumerate(SPEC_LABEL_ORDER)}
+            assert config["label2id"] == {label: i for i, label in enumerate(SPEC_LABEL_ORDER)}
         else:
             from radscore.span_model import SpanNERModel
 
@@ -125,3 +131,26 @@ def test_scheme_mismatch_and_empty_split_are_clear_errors(tiny_backbone, tmp_pat
     with pytest.raises(ValueError, match="the dev split is empty"):
         _fit(ROOT / "configs" / "ner" / "iob_sample.yaml", tmp_path / "run", f"--data.data_dir={hub}",
              f"--model.init_args.backbone={tiny_backbone}", "--trainer.fast_dev_run=true")
+
+
+@pytest.mark.parametrize("scheme,name", [("IOB", "iob_sample"), ("span", "span_sample")])
+def test_words_without_sub_word_pieces_train_evaluate_and_export(scheme, name, tiny_backbone, tmp_path, caplog):
+    """'\\u200b' yields no piece with a BERT tokenizer: training skips it as inference does (it
+    raised KeyError), and a zero-width word inside an entity keeps the entity whole."""
+    data = tmp_path / "hub" / "all"
+    data.mkdir(parents=True)
+    for split in ("train", "dev", "test"):
+        rows = json.loads((HUB / "all" / f"{split}_IOB.json").read_text())
+        for row in rows:
+            row["tokens"].insert(1, "\u200b")
+            tags = row["ner_tags"]
+            inside = 10 not in tags[:2] and tags[1] % 2 == 1 and tags[0] // 2 == tags[1] // 2  # I- of the same type
+            tags.insert(1, tags[1] if inside else 10)
+        (data / f"{split}_IOB.json").write_text(json.dumps(rows))  # no span files: spans from IOB
+    run = tmp_path / "run"
+    with caplog.at_level("WARNING"):
+        _fit(ROOT / "configs" / "ner" / f"{name}.yaml", run, f"--data.data_dir={tmp_path / 'hub'}",
+             f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1", *CPU)
+    metrics = json.loads((run / "export" / "metrics.json").read_text())
+    assert 0.0 <= metrics["test/accuracy"] <= 1.0
+    assert "yield no sub-word piece" in caplog.text

@@ -53,3 +53,31 @@ def test_metrics_are_seqeval_strict_with_the_repair_policy():
     assert m["f1"] == 1.0 and m["accuracy"] == 1.0 and m["DISEASE/support"] == 1.0
     m = ner_metrics(gold, [["B-ANATOMY", "O", "O", "O"]])
     assert m["precision"] == 0.0 and m["recall"] == 0.0 and m["accuracy"] == 0.5
+
+
+def test_training_labels_follow_the_repair_rule():
+    """An ``I-X`` that continues nothing is trained as ``B-X`` (data/iob.py's one rule)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(resolve_model_path(PACKAGED_MINILM))
+    words = ["small", "effusion", "left", "lung"]
+    tags = ["O", "I-ABNORMALITY", "I-ANATOMY", "I-ANATOMY"]
+    enc = tok(words, is_split_into_words=True)
+    pieces = tok.convert_ids_to_tokens(enc["input_ids"])[1:-1]
+    labels = [ID2LABEL[i] for i in piece_labels(enc.word_ids(), tags)[1:-1]]
+    assert list(zip(pieces, labels)) == [
+        ("small", "O"), ("e", "B-ABNORMALITY"), ("##ff", "I-ABNORMALITY"), ("##usion", "I-ABNORMALITY"),
+        ("left", "B-ANATOMY"), ("lung", "I-ANATOMY")]
+
+
+def test_word_tags_fill_words_without_pieces_as_inference_does():
+    from train.ner.data import word_tags
+
+    # words 0..5; words 2 and 5 have no pieces
+    assert word_tags(6, [0, 1, 3, 4], ["B-ANATOMY", "I-ANATOMY", "I-ANATOMY", "O"]) == [
+        "B-ANATOMY", "I-ANATOMY", "I-ANATOMY", "I-ANATOMY", "O", "O"]
+    # an entity ends before the piece-less word: it stays outside
+    assert word_tags(4, [0, 1, 3], ["B-ANATOMY", "I-ANATOMY", "B-DISEASE"]) == [
+        "B-ANATOMY", "I-ANATOMY", "O", "B-DISEASE"]
+    # a type change across the gap: outside
+    assert word_tags(3, [0, 2], ["B-ANATOMY", "I-DISEASE"]) == ["B-ANATOMY", "O", "I-DISEASE"]

@@ -5,8 +5,18 @@ one per piece: ``B-X`` on the first piece of an entity's first word, ``I-X`` on 
 of the entity, ``O`` on every piece of an ``O`` word. Special tokens get -100 (ignored).
 Evaluation is at word level, from the first piece of each word.
 
+Tags are first put through :func:`data.iob.repair_iob` (an ``I-X`` that continues nothing is a
+``B-X``), the one invalid-IOB rule of the project, so the model never learns ``I-`` at an entity
+start.
+
 A sentence longer than ``max_length`` pieces is truncated for training; the number of words cut
 off is counted and reported with a warning (at evaluation they count as predicted ``O``).
+
+Words that yield no sub-word piece (e.g. ``'\u200b'`` or a lone control character) are handled as
+at inference (:mod:`radscore.ner`): the model never sees them; the span model enumerates spans
+over the words that have pieces (``Encoded.kept``); at word-level evaluation such a word takes
+``I-X`` when it lies inside a predicted entity of type X and ``O`` otherwise. Gold entities that
+start or end on such a word cannot be predicted exactly: they are counted with a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from torch.utils.data import DataLoader
 from radscore.labels import ENTITY_TYPES, LABEL2ID, OUTSIDE
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 from radscore.span_model import enumerate_spans, word_piece_bounds
+from data.iob import repair_iob
 from data.ratener import NERSentence, load_split
 
 log = logging.getLogger(__name__)
@@ -29,7 +40,9 @@ IGNORE = -100
 
 
 def piece_labels(word_ids, word_tags: list[str]) -> list[int]:
-    """Label ids for every piece from word-level IOB2 tags (see module doc)."""
+    """Label ids for every piece from word-level IOB2 tags (see module doc); the tags are repaired
+    first (:func:`data.iob.repair_iob`)."""
+    word_tags = repair_iob(word_tags)
     labels, prev_word = [], None
     for word in word_ids:
         if word is None:
@@ -43,11 +56,27 @@ def piece_labels(word_ids, word_tags: list[str]) -> list[int]:
     return labels
 
 
+def word_tags(n_words: int, kept: list[int], kept_tags: list[str]) -> list[str]:
+    """Word-level tags of a sentence of ``n_words`` words from the tags of its ``kept`` words (those
+    with pieces). A word without pieces inside an entity (its neighbouring kept words are ``B-X``
+    or ``I-X`` then ``I-X``) takes ``I-X``, as its characters lie inside the entity that inference
+    builds; any other missing word, cut off or piece-less, is ``O``."""
+    tags = [OUTSIDE] * n_words
+    for w, tag in zip(kept, kept_tags):
+        tags[w] = tag
+    for (w0, t0), (w1, t1) in zip(zip(kept, kept_tags), zip(kept[1:], kept_tags[1:])):
+        if w1 - w0 > 1 and t1.startswith("I-") and t0 != OUTSIDE and t0[2:] == t1[2:]:
+            for w in range(w0 + 1, w1):
+                tags[w] = t1
+    return tags
+
+
 @dataclass
 class Encoded:
     sentence: NERSentence
     input_ids: list[int]
     first_pieces: list[int]  # first piece of each kept word
+    kept: list[int]  # the words (indices) that yield pieces within max_length, in order
     labels: list[int] | None = None  # IOB: one per piece
     spans: list[tuple[int, int]] | None = None  # span: word spans
     span_pieces: list[tuple[int, int]] | None = None
@@ -127,28 +156,43 @@ class NERDataModule(pl.LightningDataModule):
                 self.splits[split] = self.encode(sentences, split)
 
     def encode(self, sentences: list[NERSentence], split: str = "") -> list[Encoded]:
-        out, cut_words, long_entities = [], 0, 0
+        out, cut_words, long_entities, pieceless, unreachable = [], 0, 0, 0, 0
         for s in sentences:
             enc = self.tokenizer(s.tokens, is_split_into_words=True, truncation=True,
                                  max_length=self.max_length)
             word_ids = enc.word_ids()
             bounds = word_piece_bounds(word_ids)
-            n_kept = len(bounds)
-            cut_words += len(s.tokens) - n_kept
-            item = Encoded(s, enc["input_ids"], [bounds[w][0] for w in range(n_kept)])
+            kept = sorted(bounds)
+            last = kept[-1] if kept else -1
+            cut = len(s.tokens) - 1 - last if len(enc["input_ids"]) >= self.max_length else 0
+            cut_words += cut
+            pieceless += len(s.tokens) - cut - len(kept)
+            item = Encoded(s, enc["input_ids"], [bounds[w][0] for w in kept], kept)
             if self.scheme == "IOB":
                 item.labels = piece_labels(word_ids, s.tags)
             else:
-                gold = {(a, b): t for a, b, t in s.spans}
-                long_entities += sum(1 for a, b in gold if b - a + 1 > self.max_span_width)
-                item.spans = enumerate_spans(n_kept, self.max_span_width)
-                item.span_pieces = [(bounds[a][0], bounds[b][1]) for a, b in item.spans]
+                index = {w: k for k, w in enumerate(kept)}
+                gold = {}
+                for a, b, t in s.spans:
+                    if a in index and b in index:
+                        gold[(index[a], index[b])] = t
+                        long_entities += index[b] - index[a] + 1 > self.max_span_width
+                    else:
+                        unreachable += b <= last
+                item.spans = enumerate_spans(len(kept), self.max_span_width)
+                item.span_pieces = [(bounds[kept[a]][0], bounds[kept[b]][1]) for a, b in item.spans]
                 item.span_labels = [ENTITY_TYPES.index(gold[sp]) + 1 if sp in gold else 0
                                     for sp in item.spans]
             out.append(item)
         if cut_words:
             log.warning("%s: %d words beyond max_length=%d pieces were cut off (they count as O)",
                         split, cut_words, self.max_length)
+        if pieceless:
+            log.warning("%s: %d words yield no sub-word piece with this tokenizer; the model never sees "
+                        "them (as at inference)", split, pieceless)
+        if unreachable:
+            log.warning("%s: %d gold entities start or end on a word without pieces and cannot be "
+                        "predicted exactly", split, unreachable)
         if long_entities:
             log.warning("%s: %d gold entities are longer than max_span_width=%d words and cannot "
                         "be predicted by the span model", split, long_entities, self.max_span_width)

@@ -16,6 +16,7 @@ from radscore.labels import ID2LABEL, IOB_LABELS, LABEL2ID, OUTSIDE
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 from radscore.span_model import SPAN_CLASSES, SpanNERModel, decode_spans
 from data.iob import iob_to_spans, spans_to_iob
+from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
 from train.distributed import gather_objects
 from train.module_common import EvalStages, adamw_linear_warmup
@@ -141,8 +142,8 @@ class IOBTagger(NERTagger):
         pred = self(batch["input_ids"], batch["attention_mask"]).argmax(-1).cpu()
         out = []
         for k, item in enumerate(batch["items"]):
-            tags = [ID2LABEL[int(pred[k, p])] for p in item.first_pieces]
-            out.append(tags + [OUTSIDE] * (len(item.sentence.tokens) - len(tags)))
+            kept_tags = [ID2LABEL[int(pred[k, p])] for p in item.first_pieces]
+            out.append(word_tags(len(item.sentence.tokens), item.kept, kept_tags))
         return out
 
 
@@ -198,5 +199,6 @@ class SpanTagger(NERTagger):
         out = []
         for k, item in enumerate(batch["items"]):
             entities = decode_spans(item.spans, probs[k, : len(item.spans)])
-            out.append(spans_to_iob(len(item.sentence.tokens), entities))
+            words = [(item.kept[a], item.kept[b], t) for a, b, t in entities]
+            out.append(spans_to_iob(len(item.sentence.tokens), words))
         return out
