@@ -53,7 +53,8 @@ class ER2Score:
         self.model = MultiRewardModel.from_export(export, base_model=base_model, dtype=dtype).to(self.device)
         self.export, self.batch_size, self.progress = str(export), max(1, int(batch_size)), progress
         self.system = self.model.system
-        self.truncated = 0  # prompts cut at max_length by the last call of score()
+        self.truncated = 0  # prompts cut to max_length by the last call of score() (reference first)
+        self.truncated_candidates = 0  # of those, prompts whose candidate was cut too
 
     def signature(self) -> dict:
         """What produced the scores: export, base model, system and the radscore version."""
@@ -68,12 +69,12 @@ class ER2Score:
         check_reports(candidates, references)
         from tqdm.auto import tqdm
 
-        ids, self.truncated = self.model.encode(references, candidates)
-        if self.truncated:
+        ids, cuts = self.model.encode(references, candidates)
+        self.truncated, self.truncated_candidates = cuts.prompts, cuts.candidates
+        if cuts:
             import warnings
 
-            warnings.warn(f"ER2Score: {self.truncated} of {len(ids)} prompts are longer than "
-                          f"max_length={self.model.max_length} tokens and were cut at the right", stacklevel=3)
+            warnings.warn(f"ER2Score: {cuts.describe(len(ids), self.model.max_length)}", stacklevel=3)
         out = torch.empty((len(ids), self.system.n), dtype=torch.float32)
         order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
         with tqdm(total=len(ids), disable=not self.progress, unit="pair", desc="ER2Score") as bar:

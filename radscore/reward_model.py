@@ -8,8 +8,11 @@ in "higher is better" units (:mod:`radscore.systems`). The head is listed in pef
 ``modules_to_save``, so the adapter folder carries it and a reloaded model never gets a random head.
 
 The input is one prompt per (reference, candidate) made from a template with the placeholders
-``{reference}`` and ``{candidate}`` (literal braces are written ``{{`` and ``}}``). Prompts longer
-than ``max_length`` tokens are cut at the right, and every cut is counted and reported.
+``{reference}`` and ``{candidate}`` (literal braces are written ``{{`` and ``}}``). A prompt longer
+than ``max_length`` tokens loses the end of its reference first, so the candidate (the text being
+scored) stays whole wherever it fits with the template; only when the template and the candidate
+alone are too long is the candidate cut too (then, if still needed, the prompt at the right). Every
+cut is counted and reported (:class:`PromptCuts`). Prompts that fit are tokenized unchanged.
 
 Decoder backbones without a pad token (Llama-3, Phi-2, ...) get a real one (:func:`ensure_pad_token`),
 distinct from end-of-sequence, so that the pooled position (the last token that is not padding)
@@ -68,15 +71,61 @@ def format_prompt(template: str, reference: str, candidate: str) -> str:
     return template.format(reference=reference, candidate=candidate)
 
 
+@dataclass
+class PromptCuts:
+    """How many prompts of a call were shortened to ``max_length``, and of those how many lost
+    part of the candidate (the reference is cut first)."""
+    prompts: int = 0
+    candidates: int = 0
+
+    def __bool__(self) -> bool:
+        return self.prompts > 0
+
+    def describe(self, total: int, max_length: int) -> str:
+        return (f"{self.prompts} of {total} prompts are longer than max_length={max_length} tokens; their "
+                f"references were cut at the right ({self.candidates} also lost the end of the candidate)")
+
+
+def _token_ends(tokenizer, text: str) -> list[int]:
+    """Character offset where each token of ``text`` (tokenized alone) ends."""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    return [end for _, end in enc["offset_mapping"]]
+
+
+def _shorten(tokenizer, template: str, max_length: int, reference: str, candidate: str,
+             ids: list[int]) -> tuple[list[int], bool]:
+    """The ids of an over-long prompt after cutting the reference, then the candidate, at token
+    boundaries from the right until the prompt fits; whether the candidate was cut."""
+    def encode(r: str, c: str) -> list[int]:
+        return tokenizer(format_prompt(template, r, c), truncation=False, verbose=False)["input_ids"]
+
+    texts = {"reference": reference, "candidate": candidate}
+    for field_ in ("reference", "candidate"):
+        ends = _token_ends(tokenizer, texts[field_])
+        keep = len(ends)
+        while len(ids) > max_length and keep > 0:
+            keep = max(0, keep - (len(ids) - max_length))
+            texts[field_] = texts[field_][: ends[keep - 1]] if keep else ""
+            ids = encode(texts["reference"], texts["candidate"])
+        if len(ids) <= max_length:
+            return list(ids), field_ == "candidate"
+    prompt = format_prompt(template, texts["reference"], texts["candidate"])  # the template alone is too long
+    return list(tokenizer(prompt, truncation=True, max_length=max_length)["input_ids"]), True
+
+
 def encode_prompts(tokenizer, template: str, max_length: int, references: Sequence[str],
-                   candidates: Sequence[str]) -> tuple[list[list[int]], int]:
-    """Token ids of each (reference, candidate) prompt, cut at the right to ``max_length``, and
-    the number of prompts that were cut."""
+                   candidates: Sequence[str]) -> tuple[list[list[int]], PromptCuts]:
+    """Token ids of each (reference, candidate) prompt, at most ``max_length`` (see the module
+    doc for the rule), and what was cut."""
     prompts = [format_prompt(template, r, c) for r, c in zip(references, candidates)]
-    full = tokenizer(prompts, truncation=False, verbose=False)["input_ids"]
-    cut = sum(len(ids) > max_length for ids in full)
-    ids = tokenizer(prompts, truncation=True, max_length=max_length)["input_ids"] if cut else full
-    return [list(x) for x in ids], cut
+    ids = [list(x) for x in tokenizer(prompts, truncation=False, verbose=False)["input_ids"]]
+    cuts = PromptCuts()
+    for k, x in enumerate(ids):
+        if len(x) > max_length:
+            ids[k], candidate_cut = _shorten(tokenizer, template, max_length, references[k], candidates[k], x)
+            cuts.prompts += 1
+            cuts.candidates += candidate_cut
+    return ids, cuts
 
 
 def ensure_pad_token(tokenizer) -> str:
@@ -245,8 +294,8 @@ class MultiRewardModel(nn.Module):
         return head_name(self.model.get_base_model())
 
     # --- inputs and forward ---------------------------------------------------------------------
-    def encode(self, references: Sequence[str], candidates: Sequence[str]) -> tuple[list[list[int]], int]:
-        """Token ids of each prompt and the number of prompts cut at ``max_length``."""
+    def encode(self, references: Sequence[str], candidates: Sequence[str]) -> tuple[list[list[int]], PromptCuts]:
+        """Token ids of each prompt and what was cut to fit ``max_length`` (module doc)."""
         return encode_prompts(self.tokenizer, self.prompt_template, self.max_length, references, candidates)
 
     def pad(self, sequences: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]:

@@ -175,3 +175,37 @@ def test_er2score_input_checks_and_export_kind(tiny_backbone, tmp_path):
     write_manifest(tmp_path / "export", "bleurt")
     with pytest.raises(ValueError, match="expected reward"):
         radscore.ER2Score(tmp_path / "export")
+
+
+# --- prompts longer than max_length: the reference is cut first ----------------------------------
+
+@pytest.mark.parametrize("source", ["minilm", "decoder"])
+def test_long_prompts_lose_the_reference_first_and_keep_the_candidate(source, tiny_decoder):
+    from radscore.models import PACKAGED_MINILM, resolve_model_path
+    from radscore.reward_model import encode_prompts
+
+    tok = load_tokenizer(resolve_model_path(PACKAGED_MINILM) if source == "minilm" else tiny_decoder)
+    template = "reference report {reference} candidate report {candidate}"
+    reference = " ".join(["small left effusion"] * 40)
+    candidate = "large right effusion is the report"
+    short = encode_prompts(tok, template, 512, [reference], [candidate])
+    assert not short[1] and short[0][0] == tok(template.format(reference=reference, candidate=candidate))["input_ids"]
+    n_candidate = len(tok(candidate, add_special_tokens=False)["input_ids"])
+    (ids,), cuts = encode_prompts(tok, template, 40, [reference], [candidate])
+    assert (cuts.prompts, cuts.candidates) == (1, 0) and len(ids) <= 40
+    text = tok.decode(ids, skip_special_tokens=True)
+    assert text.replace(" ", "").endswith("candidatereport" + candidate.replace(" ", ""))  # whole
+    assert text.replace(" ", "").startswith("referencereportsmallleft")  # the reference's start kept
+    assert len(ids) >= 40 - 3  # cut at token boundaries, nothing more than needed
+    # a candidate that cannot fit even with an empty reference is cut too, and counted
+    (ids,), cuts = encode_prompts(tok, template, 12, [reference], [" ".join([candidate] * 5)])
+    assert (cuts.prompts, cuts.candidates) == (1, 1) and len(ids) <= 12
+    assert "reference report candidate report large right" in tok.decode(ids, skip_special_tokens=True)
+
+
+def test_er2score_counts_cut_prompts(tiny_backbone, tmp_path):
+    build_tiny_reward_export(tmp_path / "export", tiny_backbone, RADCLIQ, max_length=48)
+    scorer = radscore.ER2Score(tmp_path / "export", progress=False)
+    with pytest.warns(UserWarning, match="references were cut"):
+        scorer.score(["No effusion.", "Effusion."], [" ".join(["Small right pleural effusion."] * 30), "Normal."])
+    assert (scorer.truncated, scorer.truncated_candidates) == (1, 0)

@@ -167,8 +167,7 @@ class RewardDataModule(pl.LightningDataModule):
                                       [r.candidate for r in distinct.values()])
             by_id = dict(zip(distinct, ids))
             if cut:
-                rank_zero_warn(f"{split}: {cut} of {len(ids)} prompts are longer than max_length="
-                               f"{self.max_length} tokens and were cut at the right")
+                rank_zero_warn(f"{split}: {cut.describe(len(ids), self.max_length)}")
             s = self.system
             self.splits[split] = [
                 PairItem(by_id[p.accepted.id], by_id[p.rejected.id], s.to_internal(p.accepted.subscores),
@@ -177,8 +176,8 @@ class RewardDataModule(pl.LightningDataModule):
                          p.accepted.group)
                 for p in pairs]
             lines.append(f"{split:<6} {summary.rows:>6} {summary.groups:>7} {summary.pairs:>6} "
-                         f"{summary.tied:>11} {cut:>8}")
-        rank_zero_info(f"ER² pairs ({self.system.name}):\nsplit    rows  groups  pairs  tied(skip)  prompts cut\n"
+                         f"{summary.tied:>11} {cut.prompts:>11} {cut.candidates:>10}")
+        rank_zero_info(f"ER² pairs ({self.system.name}):\nsplit    rows  groups  pairs  tied(skip)  prompts cut  cand. cut\n"
                        + "\n".join(lines))
         for split in ("train", "val"):
             if not self.splits[split]:
