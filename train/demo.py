@@ -73,7 +73,7 @@ def score_metrics(refs: list[str], cands: list[str], ner: str, encoder: str, mat
     for name, matrix in matrices.items():
         scorer = RaTEScore(ner=ner, encoder=encoder, affinity_matrix=matrix, penalty=scorer_settings.penalty,
                            pooling=scorer_settings.pooling, empty_score=scorer_settings.empty_score,
-                           batch_size=scorer_settings.batch_size)
+                           batch_size=scorer_settings.batch_size, splitter=scorer_settings.splitter)
         scores[f"ratescore_{name}"] = np.array(
             [p.f1 for p in scorer.iter_score(cands, refs, progress=progress)], dtype=np.float64)
     base, unavailable = score_baselines(refs, cands, baselines, bertscore_model=encoder)

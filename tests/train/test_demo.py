@@ -77,3 +77,24 @@ def test_a_missing_tune_config_is_a_clear_error(world, capsys):
     rc = main(["--out", str(world["root"] / "bad"), "--ner-export", world["ner"], "--tune-config",
                str(world["root"] / "nope.yaml"), "--no-progress"])
     assert rc == 2 and "nope.yaml" in capsys.readouterr().err
+
+
+def test_the_demo_scores_with_the_configured_splitter(world, tiny_backbone):
+    """The tune config's scorer.splitter reaches the demo's RaTEScore (it was ignored)."""
+    from types import SimpleNamespace
+
+    from radscore.scoring import resolve_matrix
+    from train.demo import score_metrics
+
+    seen = []
+
+    def splitter(text):
+        seen.append(text)
+        return [text]
+
+    settings = SimpleNamespace(penalty="official", pooling="cls", empty_score=0.5, batch_size=8, splitter=splitter)
+    refs, cands = ["Small left effusion. No pneumothorax.", "Normal heart."], ["No effusion.", "Enlarged heart."]
+    scores, _ = score_metrics(refs, cands, world["ner"], tiny_backbone, {"long": resolve_matrix("long")}, settings,
+                              [], progress=False)
+    assert sorted(seen) == sorted(refs + cands)
+    assert len(scores["ratescore_long"]) == 2
