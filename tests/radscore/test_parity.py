@@ -16,7 +16,6 @@ a matrix-vector product differ in the last bit), while radscore deterministicall
 copy. Such pairs are "tie-ambiguous"; the scores of every other aligned pair must agree.
 """
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -31,7 +30,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_ratescore import ensure_released_venv, run_released, sample_pairs, tie_ambiguous  # noqa: E402
 
 pytestmark = pytest.mark.slow
-TRAINED = ROOT / "checkpoints" / "iob_sample" / "export"
 TOLERANCE = 1e-5
 
 
@@ -60,14 +58,18 @@ def _export(which: str, tmp_path_factory) -> str:
     if which == "tiny-random":
         # sparse random entities (about 17 a report), so most pairs are free of type-ambiguous ties
         return build_tiny_iob_export(tmp_path_factory.mktemp("tiny_iob"), seed=1, head_std=0.3, o_bias=2.5)
-    if not (TRAINED / "radscore_manifest.json").is_file():
-        pytest.skip(f"no trained IOB export at {TRAINED} (make train-ner)")
-    copy = tmp_path_factory.mktemp("trained") / "export"
-    try:  # a copy: the export may be retrained while the test runs
-        shutil.copytree(TRAINED, copy)
-    except (OSError, shutil.Error) as err:
-        pytest.skip(f"could not copy {TRAINED}: {err}")
-    return str(copy)
+    # "trained": made here by the real training command, so that CI never skips this case: the
+    # sample IOB config on the shipped corpus with a tiny BERT (a few epochs, about a minute),
+    # exported by the CLI as `make train-ner` does.
+    from train.ner.cli import main as ner_main
+    from train.tiny import build_tiny_bert
+
+    root = tmp_path_factory.mktemp("trained")
+    backbone = build_tiny_bert(root / "backbone", seed=0)
+    ner_main(["fit", "--config", str(ROOT / "configs" / "ner" / "iob_sample.yaml"), f"--run_dir={root / 'run'}",
+              f"--model.init_args.backbone={backbone}", "--model.init_args.lr=3e-3", "--trainer.max_epochs=3",
+              "--trainer.precision=32-true", "--trainer.enable_progress_bar=false"])
+    return str(root / "run" / "export")
 
 
 @pytest.mark.parametrize("which", ["tiny-random", "trained"])
@@ -98,3 +100,47 @@ def test_scores_equal_the_released_package(which, released_python, pairs, tmp_pa
                  if [tuple(e) for e in entities[k]] != [tuple(e) for e in ours[i].candidate_entities]]
     assert deltas[worst] <= TOLERANCE, (
         f"pair {worst}: radscore {ours[worst].f1} vs released; candidates whose entities differ: {diverging}")
+
+
+PYRUSH_RUN = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from radscore import RaTEScore
+job = json.load(open(sys.argv[2]))
+scorer = RaTEScore(job["ner"], job["encoder"], "long", splitter="pyrush", penalty="official", pooling="cls")
+json.dump([s.f1 for s in scorer.iter_score(job["candidates"], job["references"], progress=False)],
+          open(sys.argv[3], "w"))
+"""
+
+
+def test_splitter_pyrush_runs_for_real_in_the_released_venv(released_python, pairs, tmp_path):
+    """radscore itself, with ``splitter="pyrush"`` (medspacy's PyRuSH, as the released code calls
+    it), run inside the released package's venv where medspacy lives: the same scores as the
+    released package on every aligned pair that is not tie-ambiguous."""
+    import json
+    import os
+    import subprocess
+
+    ner = build_tiny_iob_export(tmp_path / "tiny_iob", seed=1, head_std=0.3, o_bias=2.5)
+    encoder = resolve_model_path(PACKAGED_MINILM)
+    cands, refs = pairs
+    job, out = tmp_path / "job.json", tmp_path / "out.json"
+    job.write_text(json.dumps({"ner": ner, "encoder": str(encoder), "candidates": cands, "references": refs}))
+    script = tmp_path / "run.py"
+    script.write_text(PYRUSH_RUN)
+    done = subprocess.run([str(released_python), str(script), str(ROOT), str(job), str(out)], capture_output=True,
+                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    pyrush = json.loads(out.read_text())
+    assert len(pyrush) == len(cands) and pyrush[20] == 0.5 and pyrush[47] == 0.5
+
+    released = run_released(cands, refs, ner, encoder, batch_size=8, entities=True, python=released_python)
+    sentences = released["sentences"]
+    ours = RaTEScore(ner, encoder, "long", penalty="official", splitter=lambda text: sentences[text],
+                     pooling="cls").score(cands, refs, explain=True)
+    aligned = [(k, c) for k, (c, r) in enumerate(released["alignment"]) if c == r]
+    checked = [(k, c) for k, c in aligned if not tie_ambiguous(ours[c])]
+    assert len(checked) >= 0.6 * len(aligned)
+    worst = max(abs(pyrush[c] - released["scores"][k]) for k, c in checked)
+    print(f"splitter='pyrush' in the released venv: max |Δscore| = {worst:.2e} over {len(checked)} pairs")
+    assert worst <= TOLERANCE
