@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from data.textfile import numbered_lines
 from radscore.labels import ENTITY_TYPES, OUTSIDE
 
 # Words: numbers with decimals ("3.5"), words with inner hyphens, slashes or apostrophes
@@ -206,25 +207,24 @@ def validate_reports_file(path: str | Path) -> list[str]:
 def _read(path: str | Path) -> tuple[list[Report], list[str]]:
     path = Path(path)
     reports, errors, seen = [], [], {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                errors.append(f"{where}: not valid JSON ({err.msg})")
-                continue
-            try:
-                report = parse_report(record)
-            except AnnotationError as err:
-                rid = record.get("id") if isinstance(record, dict) else None
-                errors.append(f"{where}: report {rid!r}: {err}")
-                continue
-            if report.id in seen:
-                errors.append(f"{where}: duplicate id {report.id!r} (first on line {seen[report.id]})")
-                continue
-            seen[report.id] = lineno
-            reports.append(report)
+    for lineno, line in numbered_lines(path, AnnotationError):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            errors.append(f"{where}: not valid JSON ({err.msg})")
+            continue
+        try:
+            report = parse_report(record)
+        except AnnotationError as err:
+            rid = record.get("id") if isinstance(record, dict) else None
+            errors.append(f"{where}: report {rid!r}: {err}")
+            continue
+        if report.id in seen:
+            errors.append(f"{where}: duplicate id {report.id!r} (first on line {seen[report.id]})")
+            continue
+        seen[report.id] = lineno
+        reports.append(report)
     return reports, errors

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from data.textfile import numbered_lines
 from data.ratings import RatingFormatError, group_of, read_jsonl
 from radscore.systems import ScoringSystem, ScoringSystemError
 
@@ -137,7 +138,7 @@ def read_references(path: str | Path, field_name: str = "reference", id_field: s
             rid = rec.get(id_field) if id_field else None
             out.append((str(rid) if rid is not None else group_of(text), text.strip()))
     else:
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, line in numbered_lines(path, RatingFormatError):  # one report per line (\n)
             if line.strip():
                 out.append((group_of(line.strip()), line.strip()))
     if not out:

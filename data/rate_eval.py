@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 
 from data import ratings
+from data.textfile import read_text
 from data.ratings import RatedPair, RatingFormatError, Triad, group_of, read_csv_table
 
 TASK1, TASK2, TASK3 = "Task1_sentence_rate", "Task2_paragraph_rate", "Task3_synthetic"
@@ -72,7 +73,7 @@ def _table(path: Path, required: list[str]):
 
 def _json_lines(path: Path, text: str) -> list:
     out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):  # not splitlines(): \x85, \u2028 may sit inside a JSON string
         if not line.strip():
             continue
         try:
@@ -87,7 +88,7 @@ def _json_values(path: Path) -> list:
     """Elements of a JSON array, values of a JSON object, or the objects of JSON lines."""
     if not path.is_file():
         raise RaTEEvalFormatError(f"{path}: file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, RaTEEvalFormatError)
     data = None
     if path.suffix != ".jsonl":
         try:
@@ -96,6 +97,8 @@ def _json_values(path: Path) -> list:
             data = None
     if data is None:
         data = _json_lines(path, text)
+    if isinstance(data, str):  # one JSON string: a JSON-lines file of one text
+        data = [data]
     if isinstance(data, dict):
         return list(data.values())
     if not isinstance(data, list):

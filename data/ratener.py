@@ -22,6 +22,7 @@ from pathlib import Path
 
 from radscore.labels import ENTITY_TYPES, ID2LABEL, LABEL2ID
 from data.iob import Span, iob_to_spans, spans_to_iob
+from data.textfile import read_text
 
 SPLITS = ("train", "dev", "test")
 SCHEMES = ("IOB", "span")
@@ -69,7 +70,7 @@ def _read_json_file(url: str) -> list[dict]:
     import datasets
 
     datasets.disable_progress_bars()
-    if not url.startswith("hf://") and not Path(url).read_text(encoding="utf-8").strip():
+    if not url.startswith("hf://") and not read_text(url, RaTENERFormatError).strip():
         return []
     try:
         ds = datasets.load_dataset("json", data_files=url, split="train")
@@ -89,7 +90,10 @@ def read_label_map(root: str | Path) -> dict[int, str]:
         if not _exists(url):
             continue
         raw = _load_small_json(url)
-        mapping = {int(v): k for k, v in raw.items()} if invert else {int(k): v for k, v in raw.items()}
+        try:
+            mapping = {int(v): k for k, v in raw.items()} if invert else {int(k): v for k, v in raw.items()}
+        except (AttributeError, TypeError, ValueError):
+            raise RaTENERFormatError(f"{url}: expected an object of label ids and labels, got {raw!r:.80}") from None
         if mapping != ID2LABEL:
             raise RaTENERFormatError(
                 f"{url}: the label set differs from RaTE-NER's (SPEC §1.3): expected {ID2LABEL}, "
@@ -104,37 +108,44 @@ def _load_small_json(url: str):
         from huggingface_hub import HfFileSystem
 
         with HfFileSystem().open(url, "r") as fh:
-            return json.load(fh)
-    with open(url, encoding="utf-8") as fh:
-        return json.load(fh)
+            text = fh.read()
+    else:
+        text = read_text(url, RaTENERFormatError)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RaTENERFormatError(f"{url}: not valid JSON ({err})") from None
 
 
 def _iob_record(rec: dict, where: str, id2label: dict[int, str]) -> NERSentence:
     tokens, tags = rec.get("tokens"), rec.get("ner_tags")
-    if not isinstance(tokens, list) or tags is None:
-        raise RaTENERFormatError(f"{where}: expected fields 'tokens' (list) and 'ner_tags'")
+    if not isinstance(tokens, list) or not isinstance(tags, list):
+        raise RaTENERFormatError(f"{where}: expected fields 'tokens' and 'ner_tags', both lists")
     if not tokens:
         raise RaTENERFormatError(f"{where}: empty token list")
     if len(tokens) != len(tags):
         raise RaTENERFormatError(
             f"{where}: {len(tokens)} tokens but {len(tags)} tags (lengths must match)"
         )
+    for k, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise RaTENERFormatError(f"{where}: word {k} is {token!r:.40}, not a string")
     labels = []
     for k, tag in enumerate(tags):
-        if isinstance(tag, str) and tag.lstrip("-").isdigit():
+        if isinstance(tag, str) and re.fullmatch(r"-?[0-9]+", tag.strip()):
             tag = int(tag)
         if isinstance(tag, int) and not isinstance(tag, bool):
             if tag not in id2label:
                 raise RaTENERFormatError(f"{where}: unknown tag id {tag} at word {k}")
             tag = id2label[tag]
-        if tag not in LABEL2ID:
+        if not isinstance(tag, str) or tag not in LABEL2ID:
             raise RaTENERFormatError(
                 f"{where}: unknown tag {tag!r} at word {k}; expected one of {list(LABEL2ID)}"
             )
         labels.append(tag)
     meta = {k: v for k, v in rec.items() if k not in ("tokens", "ner_tags") and v is not None}
     rid = str(meta.pop("id", where))
-    return NERSentence(rid, [str(t) for t in tokens], labels, iob_to_spans(labels), meta)
+    return NERSentence(rid, list(tokens), labels, iob_to_spans(labels), meta)
 
 
 def _span_records(rec: dict, where: str) -> list[NERSentence]:
@@ -149,11 +160,15 @@ def _span_records(rec: dict, where: str) -> list[NERSentence]:
         sw = f"{where}, sentence {k}"
         if not isinstance(words, list) or not words:
             raise RaTENERFormatError(f"{sw}: empty token list")
+        bad = next((w for w in words if not isinstance(w, str)), "")
+        if bad != "":
+            raise RaTENERFormatError(f"{sw}: word {words.index(bad)} is {bad!r:.40}, not a string")
         local = []
         for ent in ents or []:
-            if not isinstance(ent, (list, tuple)) or len(ent) != 3:
-                raise RaTENERFormatError(f"{sw}: entity {ent!r} is not [start, end, TYPE]")
-            start, end, etype = int(ent[0]) - offset, int(ent[1]) - offset, str(ent[2])
+            if (not isinstance(ent, (list, tuple)) or len(ent) != 3 or not isinstance(ent[2], str)
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in ent[:2])):
+                raise RaTENERFormatError(f"{sw}: entity {ent!r:.60} is not [start, end, TYPE] (two integers, a type)")
+            start, end, etype = ent[0] - offset, ent[1] - offset, ent[2]
             if etype not in ENTITY_TYPES:
                 raise RaTENERFormatError(
                     f"{sw}: unknown entity type {etype!r}; expected one of {list(ENTITY_TYPES)}"
@@ -168,7 +183,7 @@ def _span_records(rec: dict, where: str) -> list[NERSentence]:
             tags = spans_to_iob(len(words), local)
         except ValueError as err:
             raise RaTENERFormatError(f"{sw}: {err}") from None
-        out.append(NERSentence(f"{doc}:{k}", [str(w) for w in words], tags, sorted(local),
+        out.append(NERSentence(f"{doc}:{k}", list(words), tags, sorted(local),
                                {"doc_key": doc}))
         offset += len(words)
     return out

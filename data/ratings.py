@@ -21,6 +21,7 @@ expected. Nothing is skipped silently.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import logging
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from data.textfile import numbered_lines
 from radscore.systems import (BUILTIN_SYSTEMS, MRSCORE, RADCLIQ, ScoringSystem,  # noqa: F401 (re-exported)
                               ScoringSystemError)
 
@@ -105,31 +107,46 @@ def number_field(value, where: str, name: str, error=RatingFormatError) -> float
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise error(f"{where}: {name!r} must be a number, got {value!r}") from None
+        raise error(f"{where}: {name!r} must be a number, got {value!r:.60}") from None
+    except OverflowError:  # an integer beyond the float range (JSON allows any length)
+        raise error(f"{where}: {name!r} must be finite, got an integer of {len(str(abs(value)))} digits") from None
     if not math.isfinite(out):
         raise error(f"{where}: {name!r} must be finite, got {value!r}")
     return out
 
 
 def read_csv_table(path: str | Path, required: list[str]):
-    """A CSV as a DataFrame of strings; raises unless every ``required`` column is present."""
+    """A CSV as a DataFrame of strings (every cell as written; a UTF-8 byte-order mark is
+    ignored); raises unless every ``required`` column is present, the header names are distinct,
+    and every row has as many fields as the header (a row with fewer fields is what a truncated
+    file looks like, so it is an error, never padded)."""
     import pandas as pd
 
     path = Path(path)
     if not path.is_file():
         raise RatingFormatError(f"{path}: file not found")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except Exception as err:  # pandas raises several parser error types
-        raise RatingFormatError(f"{path}: cannot be read as CSV ({err})") from err
-    missing = [c for c in required if c not in df.columns]
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            records = [(reader.line_num, row) for row in reader if row]
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise RatingFormatError(f"{path}: cannot be read as UTF-8 CSV ({err})") from None
+    if not records:
+        raise RatingFormatError(f"{path}: empty file (no header)")
+    header = records[0][1]
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise RatingFormatError(f"{path}: repeated column name(s) {repeated}")
+    for k, (line, row) in enumerate(records[1:]):
+        if len(row) != len(header):
+            raise RatingFormatError(f"{path}: row {k} (ending on line {line}) has {len(row)} fields but the "
+                                    f"header has {len(header)} (a truncated or misquoted file?)")
+    missing = [c for c in required if c not in header]
     if missing:
-        raise RatingFormatError(
-            f"{path}: missing column(s) {missing}; found columns {list(df.columns)}"
-        )
-    if df.empty:
+        raise RatingFormatError(f"{path}: missing column(s) {missing}; found columns {header}")
+    if len(records) == 1:
         raise RatingFormatError(f"{path}: no rows")
-    return df
+    return pd.DataFrame([row for _, row in records[1:]], columns=header, dtype=str)
 
 
 def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
@@ -138,17 +155,16 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise RatingFormatError(f"{path}: file not found")
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RatingFormatError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-            if not isinstance(rec, dict):
-                raise RatingFormatError(f"{path}:{lineno}: expected a JSON object")
-            out.append((lineno, rec))
+    for lineno, line in numbered_lines(path, RatingFormatError):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RatingFormatError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+        if not isinstance(rec, dict):
+            raise RatingFormatError(f"{path}:{lineno}: expected a JSON object")
+        out.append((lineno, rec))
     if not out:
         raise RatingFormatError(f"{path}: no records")
     return out

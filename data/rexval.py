@@ -78,8 +78,9 @@ def read_rexval(source, significant_only: bool = False, aggregate: str = "mean",
     """ReXVal pairs with their aggregated radiologist error counts as ``rating``.
 
     ``source``: the dataset folder, or ``(gt_and_candidates_csv, error_categories_csv)``.
-    ``candidate_columns``: the candidate columns of the first file (default: the
-    ``candidate_type`` values of the error file, in the first file's column order).
+    ``candidate_columns``: the candidate columns of the first file (default: its columns that
+    are ReXVal candidate types (:data:`CANDIDATE_TYPES`) or ``candidate_type`` values of the error
+    file, in the first file's column order).
     Pairs come in study order, then candidate column order. ``id`` is ``"<study_id>:<type>"``,
     ``group`` the study id; ``meta`` holds ``study_number``, ``candidate_type``, ``per_rater``
     totals, ``per_category`` aggregates (1-6), ``n_raters`` and ``significant_only``.
@@ -115,7 +116,9 @@ def read_rexval(source, significant_only: bool = False, aggregate: str = "mean",
 
     types_in_errors = {r[2] for r in rows}
     if candidate_columns is None:
-        candidate_columns = [c for c in gt.columns if c in types_in_errors]
+        # ReXVal's own candidate columns always count: a type whose rows are all missing from the
+        # error file (a truncated file) is then an error below, never a silently missing pair
+        candidate_columns = [c for c in gt.columns if c in types_in_errors or c in CANDIDATE_TYPES]
     unknown = sorted(types_in_errors - set(candidate_columns))
     if unknown:
         raise ReXValFormatError(

@@ -94,6 +94,21 @@ def build_tiny_span_export(folder: str | Path, seed: int = 0) -> str:
     return str(folder)
 
 
+def build_tiny_bleurt_export(folder: str | Path, backbone: str, max_length: int = 64, manifest: bool = True,
+                             num_labels: int = 1) -> str:
+    """A ClinicalBLEURT export (kind ``bleurt``): a random regression head on ``backbone``."""
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(backbone)
+    config = BertConfig.from_pretrained(backbone, num_labels=num_labels)
+    torch.manual_seed(1)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    if manifest:
+        write_manifest(folder, "bleurt", backbone=backbone, max_length=max_length)
+    return str(folder)
+
+
 def build_tiny_reward_export(folder: str | Path, backbone: str, system, seed: int = 1,
                              template: str = DEFAULT_REWARD_TEMPLATE, max_length: int = 64):
     """An ER²Score export (kind ``reward``) on ``backbone`` (e.g. :func:`build_tiny_bert`) for

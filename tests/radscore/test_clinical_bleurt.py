@@ -5,6 +5,8 @@ import json
 import pytest
 import torch
 
+from train.tiny import build_tiny_bleurt_export
+
 import radscore
 from radscore.bleurt import BleurtScore, ClinicalBLEURT, encode_pairs, longest_first
 from radscore.export import write_manifest
@@ -13,19 +15,6 @@ REFS = ["No pleural effusion. Heart size is normal.", "Mild cardiomegaly.",
         "The liver is enlarged with diffuse fatty infiltration. No focal lesion.", "Lungs are clear."]
 CANDS = ["No pleural effusion. Heart size is enlarged.", "Severe cardiomegaly.",
          "The liver is normal. No focal lesion.", ""]
-
-
-def build_tiny_bleurt_export(folder, tiny_backbone, max_length=64, manifest=True, num_labels=1):
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    tok = AutoTokenizer.from_pretrained(tiny_backbone)
-    config = BertConfig.from_pretrained(tiny_backbone, num_labels=num_labels)
-    torch.manual_seed(1)
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    if manifest:
-        write_manifest(folder, "bleurt", backbone=tiny_backbone, max_length=max_length)
-    return str(folder)
 
 
 @pytest.fixture(scope="module")
