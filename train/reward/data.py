@@ -29,7 +29,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
-from train.ner.data import LengthGroupedSampler, split_loader
+from train.ner.data import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
 DEFAULT_ROWS = "checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl"
@@ -48,25 +48,23 @@ class PairItem:
     group: str
 
 
-class ReferenceGroupedSampler(torch.utils.data.Sampler):
+class ReferenceGroupedSampler(EpochSeededSampler):
     """Random order that keeps the pairs of one reference together, so a batch shares candidates
     (each distinct candidate of a batch is encoded once: with 3 candidates a reference, 3 pairs
-    cost 3 forward passes, not 6). Seeded from the global torch seed at each epoch."""
+    cost 3 forward passes, not 6). Seeded per epoch (:class:`~train.ner.data.EpochSeededSampler`)."""
 
-    def __init__(self, groups: list[str]):
+    def __init__(self, groups: list[str], seed: int | None = None):
+        super().__init__(len(groups), seed)
         self.members: dict[str, list[int]] = {}
         for k, g in enumerate(groups):
             self.members.setdefault(g, []).append(k)
-        self.n = len(groups)
-
-    def __len__(self) -> int:
-        return self.n
 
     def __iter__(self):
+        gen = self.generator()
         keys = list(self.members)
-        for g in torch.randperm(len(keys)).tolist():
+        for g in torch.randperm(len(keys), generator=gen).tolist():
             idx = self.members[keys[g]]
-            yield from (idx[k] for k in torch.randperm(len(idx)).tolist())
+            yield from (idx[k] for k in torch.randperm(len(idx), generator=gen).tolist())
 
 
 def split_groups(groups: list[str], val_fraction: float, test_fraction: float, seed: int) -> dict[str, set]:
