@@ -8,6 +8,8 @@ those of the whole split under DDP too (the distributed sampler may repeat up to
 
 from __future__ import annotations
 
+import logging
+
 import torch
 import pytorch_lightning as pl
 from torch import nn
@@ -20,6 +22,8 @@ from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
 from train.distributed import gather_objects
 from train.module_common import EvalStages, adamw_linear_warmup
+
+log = logging.getLogger(__name__)
 
 MONITOR = "val/f1"  # the NER task's monitored key, defined once
 
@@ -119,12 +123,17 @@ class IOBTagger(NERTagger):
         (e.g. Medical-NER) and replace its head with a fresh 11-label one."""
         super().__init__(backbone, lr, head_lr, weight_decay, warmup_ratio)
         self.save_hyperparameters()
-        from transformers import AutoModelForTokenClassification
+        from transformers import AutoConfig, AutoModelForTokenClassification
 
+        path = resolve_model_path(backbone)
+        config = AutoConfig.from_pretrained(path, num_labels=len(IOB_LABELS), id2label=dict(ID2LABEL),
+                                            label2id=dict(LABEL2ID))
+        if "classifier_dropout" in config.to_dict():  # BERT-like configs; DeBERTa-v2/v3 has none
+            config.classifier_dropout = classifier_dropout
+        elif classifier_dropout is not None:
+            log.info("%s: its config has no classifier_dropout; the model's own dropout applies", backbone)
         self.model = AutoModelForTokenClassification.from_pretrained(
-            resolve_model_path(backbone), num_labels=len(IOB_LABELS), id2label=dict(ID2LABEL),
-            label2id=dict(LABEL2ID), classifier_dropout=classifier_dropout,
-            ignore_mismatched_sizes=ignore_mismatched_sizes)
+            path, config=config, ignore_mismatched_sizes=ignore_mismatched_sizes)
         self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
 
     def head_parameters(self):
