@@ -29,10 +29,12 @@ class EntityEncoder:
         pooling: ``"cls"`` or ``"mean"``.
         device: ``None`` picks CUDA when present, else the CPU.
         batch_size: texts per forward pass.
+        trust_remote_code: run the modelling code a Hub repository ships (e.g. CXR-BERT,
+            BioViL-T); off by default: it executes that repository's Python code.
     """
 
     def __init__(self, source: str = PACKAGED_MINILM, pooling: str = "cls", device=None,
-                 batch_size: int = 256, max_length: int = ENTITY_MAX_LENGTH):
+                 batch_size: int = 256, max_length: int = ENTITY_MAX_LENGTH, trust_remote_code: bool = False):
         from transformers import AutoModel, AutoTokenizer
 
         if pooling not in POOLINGS:
@@ -41,8 +43,9 @@ class EntityEncoder:
         self.device = pick_device(device)
         self.batch_size = max(1, int(batch_size))
         path = resolve_model_path(self.source)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval().to(self.device)
+        remote = {"trust_remote_code": True} if trust_remote_code else {}
+        self.tokenizer = AutoTokenizer.from_pretrained(path, **remote)
+        self.model = AutoModel.from_pretrained(path, **remote).eval().to(self.device)
 
     @property
     def dim(self) -> int:

@@ -123,7 +123,7 @@ class RaTEScore:
     def __init__(self, ner: str, encoder: str = PACKAGED_MINILM, affinity_matrix: Any = "long",
                  penalty: str = "official", splitter: str | Callable = "builtin", pooling: str = "cls",
                  empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048,
-                 precision: str = "fp32"):
+                 precision: str = "fp32", trust_remote_code: bool = False):
         if penalty not in PENALTY_MODES:
             raise ValueError(f"unknown penalty mode {penalty!r}; expected one of {list(PENALTY_MODES)}")
         if precision not in ("fp32", "bf16"):
@@ -135,7 +135,8 @@ class RaTEScore:
         self.split = resolve_splitter(splitter)
         self.chunk_size = max(1, int(chunk_size))
         self.ner = load_ner(ner, device, batch_size)
-        self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)))
+        self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)),
+                                     trust_remote_code=trust_remote_code)
 
     def signature(self) -> dict:
         """What produced the scores: models, matrix, modes and the radscore version."""

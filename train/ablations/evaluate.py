@@ -109,7 +109,7 @@ class Evaluator:
         return str(self.runs.ensure(spec).export)
 
     def ratescore(self, dataset: str, refs: list, cands: list, matrix: str, encoder: str | None = None,
-                  pooling: str | None = None) -> np.ndarray:
+                  pooling: str | None = None, trust_remote_code: bool = False) -> np.ndarray:
         rs = self.profile.ratescore
         encoder, pooling = encoder or rs.encoder, pooling or rs.pooling
 
@@ -119,7 +119,8 @@ class Evaluator:
             ner = self.ner_export()
             check_model(encoder, "entity encoder")
             settings = ScorerSettings(ner=ner, encoder=encoder, pooling=pooling, splitter=rs.splitter,
-                                      penalty=rs.penalty, empty_score=rs.empty_score, batch_size=rs.batch_size)
+                                      penalty=rs.penalty, empty_score=rs.empty_score, batch_size=rs.batch_size,
+                                      trust_remote_code=trust_remote_code)
             tables, _ = precompute(refs, cands, settings, self.cache_dir, self.progress)
             return tables
         tables = self._once(("ratescore", dataset, encoder, pooling), make)

@@ -21,7 +21,8 @@ Sections and keys::
 
 A run spec is a list of configs (``python -m train <task> fit --config A --config B``; the run is
 named after the last config's stem) or ``{configs: [...], overrides: [...], name: ...}``. An
-encoder spec (table ``encoders``) is a model id or ``{encoder: ..., pooling: cls|mean}``. A paper
+encoder spec (table ``encoders``) is a model id or ``{encoder: ..., pooling: cls|mean,
+trust_remote_code: true|false}`` (the last for encoders that ship their own modelling code). A paper
 row the profile does not map shows "needs the paper profile". Unknown keys are errors naming the
 file and the key.
 """
@@ -62,6 +63,7 @@ class RunSpec:
 class EncoderSpec:
     encoder: str
     pooling: str = "cls"
+    trust_remote_code: bool = False  # run the repository's own modelling code (opt-in)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ def build_encoders(ctx: Context) -> Table:
     def measure(spec: EncoderSpec):
         pairs = ctx.ev.task(1)
         refs, cands = [p.reference for p in pairs], [p.candidate for p in pairs]
-        scores = ctx.ev.ratescore("task1", refs, cands, rs.sentence_matrix, spec.encoder, spec.pooling)
+        scores = ctx.ev.ratescore("task1", refs, cands, rs.sentence_matrix, spec.encoder, spec.pooling,
+                                  spec.trust_remote_code)
         res = ctx.ev.agreement(scores, [p.rating for p in pairs], [p.group for p in pairs], ("pearson",))
         source = (f"encoder {spec.encoder} ({spec.pooling} pooling), NER {ctx.ev.ner_export()}, "
                   f"{len(pairs)} pairs")

@@ -252,13 +252,15 @@ class ScorerSettings:
     empty_score: float = 0.5
     batch_size: int = 64
     device: str | None = None
+    trust_remote_code: bool = False  # the encoder's own Hub code (CXR-BERT, BioViL-T); opt-in
 
     def scorer(self):
         from radscore import RaTEScore
 
         return RaTEScore(self.ner, encoder=self.encoder, affinity_matrix=_UNIFORM, penalty=self.penalty,
                          splitter=self.splitter, pooling=self.pooling, empty_score=self.empty_score,
-                         batch_size=self.batch_size, device=self.device)
+                         batch_size=self.batch_size, device=self.device,
+                         trust_remote_code=self.trust_remote_code)
 
 
 def _chunks(items: list, size: int):
