@@ -53,7 +53,9 @@ def resolve_root(source: str | Path) -> str:
     if text.startswith("hf://"):
         return text.rstrip("/")
     if _HUB_ID.match(text) and not path.exists():
-        return f"hf://datasets/{text}"
+        from radscore.models import standin_folder
+
+        return standin_folder(text, "dataset") or f"hf://datasets/{text}"
     raise RaTENERFormatError(f"{source}: neither a local folder nor a Hub dataset id (owner/name)")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from radscore.models import PACKAGED_MINILM
+from radscore.models import PACKAGED_MINILM, standin_folder
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -41,6 +41,16 @@ def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {first}"
 
 
+def _standin(source: str, kind: str, what: str, context: str) -> Path | None:
+    """The rehearsal's stand-in of a Hub id (``RADSCORE_STANDINS``), resolved where every model and
+    dataset id is (:func:`radscore.models.standin_folder`); None outside a rehearsal."""
+    try:
+        folder = standin_folder(source, kind)
+    except FileNotFoundError as err:
+        raise ResourceUnavailable(f"{context}{what} {source!r}: {err}") from None
+    return Path(folder) if folder else None
+
+
 def _from_hub(repo_id: str, repo_type: str, allow_patterns: list[str] | None) -> Path:
     from huggingface_hub import snapshot_download
 
@@ -54,6 +64,8 @@ def check_model(source: str, what: str = "model", context: str = "") -> None:
         return
     if not HUB_ID.match(source):
         raise ResourceUnavailable(f"{context}{what} {source!r} is neither a local folder nor a Hugging Face Hub id")
+    if _standin(source, "model", what, context):
+        return
     try:  # the small files only: enough to know the repository is there and readable
         _from_hub(source, "model", ["config.json", "*.md"])
     except Exception as err:  # huggingface_hub raises connection, gating and not-found errors
@@ -68,6 +80,8 @@ def check_dataset(source: str, what: str = "dataset", context: str = "") -> None
         return
     if not HUB_ID.match(source):
         raise ResourceUnavailable(f"{context}{what} {source!r} is neither a local folder nor a Hugging Face Hub id")
+    if _standin(source, "dataset", what, context):
+        return
     try:
         _from_hub(source, "dataset", ["*.md"])
     except Exception as err:
@@ -82,6 +96,9 @@ def fetch_dataset(source: str, what: str = "dataset", context: str = "") -> Path
         return Path(source)
     if not HUB_ID.match(source):
         raise ResourceUnavailable(f"{context}{what} {source!r}: no such folder, and not a Hugging Face Hub id")
+    local = _standin(source, "dataset", what, context)
+    if local is not None:
+        return local
     try:
         return _from_hub(source, "dataset", None)
     except Exception as err:
