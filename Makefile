@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export WANDB_MODE ?= offline
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations
+.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations rehearse
 
 install: $(STAMP)
 
@@ -76,3 +76,8 @@ publish: install
 ablations: install
 	$(PY) -m data synth --if-missing
 	$(PY) -m train ablations --profile sample $(or $(ABLATIONS_ARGS),--table all)
+
+# Every paper config end to end on same-family stand-ins, offline (REHEARSAL; report in
+# checkpoints/rehearsal/report.md). REHEARSE_ARGS="--only 'configs/ner/*'" or "--fast".
+rehearse: install
+	$(PY) -m train rehearse $(REHEARSE_ARGS)

@@ -11,6 +11,7 @@ Tasks:
                                                                       learn RaTEScore's W and p (TPE)
   ablations --table NAME|all [--profile sample|paper] [--out DIR]     the papers' ablation tables beside ours
   demo [--out checkpoints/demo] [--ner-epochs N] [--n-trials N]      the main job end to end on SYNTHETIC data
+  rehearse [--only GLOB] [--fast] [--no-ddp]                          every paper config on same-family stand-ins
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         from train.ablations.cli import main as ablations_main
 
         return ablations_main(rest)
+    if task == "rehearse":
+        from train.rehearse import main as rehearse_main
+
+        return rehearse_main(rest)
     if task == "publish":
         from train.publish import main as publish_main
 

@@ -1,0 +1,456 @@
+"""``python -m train rehearse [--profile paper] [--only GLOB] [--fast]``: every paper config, run end to
+end here, on stand-ins of the same model family and tokenizer kind, in the published data layouts.
+
+For each config that names a Hub model or dataset (``configs/{ner,reward,bleurt,tune}/*.yaml``) and
+each row of ``configs/ablations/paper.yaml``, the commands a user runs are run in this process,
+through the same entry points (``python -m train …``, ``radscore``), stage by stage:
+
+- NER / reward / BLEURT: ``fit`` (a few steps; it tests and exports as a real run does),
+  ``validate``, ``test``, ``export``, ``score`` (the export loaded with ``radscore``, a few pairs
+  scored) and ``publish --dry-run``;
+- tune: ``tune-weights`` on a filled-in copy of the config (data in the published RaTE-Eval / ReXVal
+  layouts, the NER export of the rehearsed ``iob_deberta_v3`` run, a few trials);
+- ablations: ``python -m train ablations --table all`` with a filled-in copy of the paper profile
+  whose rows all train and evaluate on the stand-ins.
+
+What changes between the rehearsal and a real run is said here, once:
+
+- Hub ids resolve to stand-ins through the one substitution point (:mod:`train.standins`); the
+  code under rehearsal is the code of the real run;
+- trainer overrides: CPU, one device, a few steps (``REHEARSAL_TRAINER``); the precision stays the
+  config's, except that a stage that needs CUDA (fp16 mixed precision, 4-bit loading) is reported
+  ``skipped: needs CUDA`` instead of being changed;
+- local data paths that the user fills in (reward rows, BLEURT rows, RaTE-Eval, ReXVal) point to
+  REHEARSAL data in the published layouts, generated from the sample corpus into
+  ``checkpoints/rehearsal/data`` (``python -m data synth``; SYNTHETIC and REHEARSAL).
+
+Writes ``checkpoints/rehearsal/report.json`` (``{"rehearsal": true, "configs": [...]}``, one entry
+per config or ablation row with its stages, seconds, the real model's parameter counts and a GPU
+memory estimate, :mod:`train.memory`) and ``report.md`` (the same as a table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import io
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "checkpoints" / "rehearsal"
+TASK_FOLDERS = ("ner", "reward", "bleurt", "tune")
+REHEARSAL_TRAINER = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.max_epochs=1",
+                     "--trainer.max_steps=2", "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1",
+                     "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false"]
+CUDA_ONLY_PRECISIONS = {"16-mixed", "16", "16-true"}  # fp16 autocast: CUDA only in this setup
+# --fast: one config per model family and data layout (the full run covers every config).
+FAST = ("configs/ner/iob_deberta_v3.yaml", "configs/ner/span_biolord.yaml", "configs/reward/paper_llama3.yaml",
+        "configs/reward/vicuna_7b.yaml", "configs/bleurt/paper.yaml", "configs/tune/rate_eval_paragraph.yaml",
+        "configs/tune/rexval.yaml")
+SCORE_PAIRS = (["No pleural effusion. Heart size is normal.", "Small left pleural effusion."],
+               ["Small right pleural effusion. Heart size is normal.", "No pleural effusion."])
+
+
+class NeedsCuda(RuntimeError):
+    """A stage that cannot run without CUDA (reported as ``skipped: needs CUDA``)."""
+
+
+@dataclass
+class Entry:
+    """One line of the report."""
+
+    config: str
+    task: str
+    real_model: str | None = None
+    model_class: str | None = None
+    tokenizer_class: str | None = None
+    pad_token_at_load: str | None = None
+    stages: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    params_real: int | None = None
+    trainable_params_real: int | None = None
+    gpu_memory_estimate_gib: float | None = None
+    memory: dict | None = None
+
+    def ok(self) -> bool:
+        return all(stage_ok(v) for v in self.stages.values())
+
+
+# Stages that are not failures of the code under rehearsal: what needs CUDA, and ablation rows of
+# metrics this project does not implement (RadGraph, CheXbert, GREEN, SPICE, CIDEr: the real run
+# shows them unavailable too) or whose data must be downloaded (nltk's WordNet for METEOR).
+NOT_FAILURES = ("skipped: needs CUDA", "skipped: not in this project", "skipped: needs a download")
+
+
+def stage_ok(value: str) -> bool:
+    return value == "ok" or value.startswith(NOT_FAILURES)
+
+
+def row_status(status: str) -> str:
+    """A table row's status as a rehearsal stage."""
+    if status == "measured":
+        return "ok"
+    if status.startswith("unavailable:") and ("not part of this project" in status or "does not compute" in status):
+        return f"skipped: not in this project ({status.removeprefix('unavailable: ')})"
+    if status.startswith("unavailable:") and "cannot be downloaded here" in status:
+        return f"skipped: needs a download ({status.removeprefix('unavailable: ')})"
+    return f"failed: {status}"
+
+
+# --- discovery ----------------------------------------------------------------------------------
+
+def _strings(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def names_hub_id(config: Path, hub_ids) -> bool:
+    raw = yaml.safe_load(config.read_text()) or {}
+    return any(s in hub_ids for s in _strings(raw))
+
+
+def discover(hub_ids, only: str | None = None, fast: bool = False) -> list[tuple[str, str]]:
+    """``(config path relative to the repo, task)`` of every config to rehearse, in dependency order
+    (NER first: the tune configs and the ablations use its export)."""
+    jobs = []
+    for task in TASK_FOLDERS:
+        for cfg in sorted((REPO / "configs" / task).glob("*.yaml")):
+            rel = cfg.relative_to(REPO).as_posix()
+            if fast and rel not in FAST:
+                continue
+            if only and not fnmatch.fnmatch(rel, only):
+                continue
+            if names_hub_id(cfg, hub_ids):
+                jobs.append((rel, task))
+    return jobs
+
+
+# --- the stages ---------------------------------------------------------------------------------
+
+def _train(argv: list[str]) -> None:
+    """What ``python -m train <argv>`` runs (the same entry point of each task), in this process;
+    a non-zero exit is an error."""
+    import importlib
+
+    entry = {"ner": "train.ner.cli", "reward": "train.reward.cli", "bleurt": "train.bleurt.cli",
+             "tune-weights": "train.tune.cli", "publish": "train.publish", "ablations": "train.ablations.cli"}
+    task, rest = argv[0], list(argv[1:])
+    if task == "export":
+        from train.export import export_any
+
+        export_any(rest[0], rest[rest.index("--out") + 1] if "--out" in rest else None)
+        return
+    code = importlib.import_module(entry[task]).main(rest)
+    if code not in (0, None):
+        raise RuntimeError(f"python -m train {' '.join(argv[:3])} … exited with {code}")
+
+
+def _trainer_section(cfg: dict) -> dict:
+    return cfg.get("trainer") or {}
+
+
+def _check_cuda_needs(cfg: dict) -> None:
+    precision = str(_trainer_section(cfg).get("precision", "32-true"))
+    if precision in CUDA_ONLY_PRECISIONS:
+        raise NeedsCuda(f"precision {precision}")
+    init = (cfg.get("model") or {}).get("init_args") or {}
+    if init.get("load_in_4bit") or init.get("load_in_8bit") or init.get("quantization"):
+        raise NeedsCuda("quantised loading (bitsandbytes)")
+
+
+# Also fit with DDP on two CPU processes (gloo), as a user's multi-GPU run would, one config per task.
+DDP_CONFIGS = ("configs/ner/iob_deberta_v3.yaml", "configs/reward/paper_llama3.yaml", "configs/bleurt/paper.yaml")
+DDP_TRAINER = ["--trainer.strategy=ddp", "--trainer.devices=2", "--trainer.accelerator=cpu"]
+
+
+def _train_subprocess(argv: list[str], log: Path) -> None:
+    """``python -m train <argv>`` in a child process (DDP's launcher re-runs the command for each
+    rank, so it cannot run inside this one); the stand-ins come through the environment."""
+    import subprocess
+
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as fh:
+        done = subprocess.run([sys.executable, "-m", "train", *argv], cwd=REPO, stdout=fh, stderr=subprocess.STDOUT,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    if done.returncode != 0:
+        tail = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()][-3:]
+        raise RuntimeError(f"python -m train {' '.join(argv[:2])} … exited with {done.returncode}: "
+                           + " | ".join(tail))
+
+
+class Rehearsal:
+    def __init__(self, out: Path = OUT, progress: bool = True, quiet: bool = True, ddp: bool = True):
+        self.out, self.progress, self.quiet, self.ddp = Path(out), progress, quiet, ddp
+        self.data = self.out / "data"
+        self.runs = self.out / "runs"
+        self.filled = self.out / "configs"
+        self.exports: dict[str, Path] = {}
+
+    # -- helpers
+    def say(self, text: str) -> None:
+        if self.progress:
+            print(f"[rehearse] {text}", flush=True)
+
+    def stage(self, entry: Entry, name: str, fn) -> bool:
+        t0 = time.perf_counter()
+        sink = io.StringIO()
+        try:
+            with (contextlib.redirect_stdout(sink) if self.quiet else contextlib.nullcontext()), \
+                    (contextlib.redirect_stderr(sink) if self.quiet else contextlib.nullcontext()):
+                fn()
+            entry.stages[name] = "ok"
+        except NeedsCuda as exc:
+            entry.stages[name] = f"skipped: needs CUDA ({exc})"
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported, none stops the rehearsal
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+            entry.stages[name] = f"failed: {type(exc).__name__}: {first}"
+            (self.out / "logs").mkdir(parents=True, exist_ok=True)
+            log = self.out / "logs" / f"{entry.config.replace('/', '__')}.{name}.log"
+            log.write_text(sink.getvalue() + "\n" + traceback.format_exc())
+        self.say(f"{entry.config}: {name} {entry.stages[name]} ({time.perf_counter() - t0:.1f} s)")
+        return entry.stages[name] == "ok"
+
+    def ensure_data(self) -> None:
+        """REHEARSAL data in the published layouts, from the sample corpus (SYNTHETIC)."""
+        if not (self.data / "SYNTHETIC_README.md").is_file():
+            from data.synth.generate import generate
+
+            generate(self.data, seed=0, sizes={"rexval": 24, "task1": 60, "task2": 60, "task3": 30,
+                                               "er2": 60, "bleurt": 60})
+        (self.data / "REHEARSAL.md").write_text(
+            "# REHEARSAL data\n\nSYNTHETIC sets in the published layouts (ReXVal, RaTE-Eval, ER², ClinicalBLEURT), "
+            "generated from the radscore sample corpus by `python -m train rehearse` to run the paper configs "
+            "on stand-ins. Not the papers' data; no figure from them is a benchmark result.\n")
+
+    # -- one config
+    def run_config(self, rel: str, task: str) -> Entry:
+        from train.standins import describe_config
+
+        facts = describe_config(REPO / rel)
+        limits = facts.pop("limits", None)
+        entry = Entry(config=rel, task=task, **facts)
+        if limits:
+            entry.stages["limits"] = limits
+        t0 = time.perf_counter()
+        cfg = yaml.safe_load((REPO / rel).read_text()) or {}
+        if str(entry.model_class or "").startswith("no stand-in"):
+            entry.stages["all"] = f"not rehearsed: {entry.model_class}"
+        elif task in ("ner", "reward", "bleurt"):
+            self.rehearse_training(entry, rel, task, cfg)
+        elif task == "tune":
+            self.rehearse_tune(entry, rel, cfg)
+        entry.seconds = round(time.perf_counter() - t0, 1)
+        return entry
+
+    def data_overrides(self, task: str) -> list[str]:
+        if task == "reward":
+            rows = self.data / "synthetic_er2" / "radcliq_synthetic.jsonl"
+            return [f"--data.rows={rows}", "--data.val_rows=null", "--data.test_rows=null"]
+        if task == "bleurt":
+            rows = self.data / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
+            return [f"--data.train_path={rows}", "--data.val_path=null", "--data.test_path=null",
+                    "--data.generate_synthetic=false"]
+        return []  # NER: the Hub dataset id resolves to the REHEARSAL RaTE-NER fixture
+
+    def rehearse_training(self, entry: Entry, rel: str, task: str, cfg: dict) -> None:
+        from train.ablations.profile import RunSpec
+        from train.ablations.runs import run_folder
+
+        run = self.runs / run_folder(task, RunSpec(configs=(rel,)))  # where the ablation tables look for it
+        common = ["--config", str(REPO / rel), f"--run_dir={run}", *REHEARSAL_TRAINER, *self.data_overrides(task)]
+        if task == "reward" and (cfg.get("model") or {}).get("init_args", {}).get("system") == "mrscore":
+            common[common.index(next(a for a in common if a.startswith("--data.rows=")))] = (
+                f"--data.rows={self.data / 'synthetic_er2' / 'mrscore_synthetic.jsonl'}")
+
+        def fit():
+            _check_cuda_needs(cfg)
+            _train([task, "fit", *common])
+
+        if not self.stage(entry, "fit", fit):
+            for name in ("validate", "test", "export", "score", "publish"):
+                entry.stages[name] = "skipped: fit did not succeed"
+            return
+        ckpt = str(run / "ckpt" / "last.ckpt")
+        self.stage(entry, "validate", lambda: _train([task, "validate", *common, f"--ckpt_path={ckpt}"]))
+        self.stage(entry, "test", lambda: _train([task, "test", *common, f"--ckpt_path={ckpt}"]))
+        export = run / "export"
+        self.stage(entry, "export", lambda: _train(["export", str(run), "--out", str(export)]))
+        self.exports[rel] = export
+        self.stage(entry, "score", lambda: score_export(export, task))
+        publish_args = [str(export), "--repo-id", f"rehearsal/{Path(rel).stem.replace('_', '-')}", "--dry-run"]
+        if task in ("reward", "bleurt"):  # REHEARSAL rows are not the real data: say what they are
+            publish_args += ["--dataset", "REHEARSAL: SYNTHETIC rows from the radscore sample corpus",
+                             "--license", "other"]
+        self.stage(entry, "publish", lambda: _train(["publish", *publish_args]))
+        if self.ddp and rel in DDP_CONFIGS:
+            ddp_run = run.with_name(run.name + "_ddp")
+            args = [task, "fit", *[a for a in common if not a.startswith("--run_dir=")], f"--run_dir={ddp_run}",
+                    *DDP_TRAINER]
+            self.stage(entry, "ddp-fit", lambda: _train_subprocess(args, self.out / "logs" / f"{ddp_run.name}.log"))
+
+    def rehearse_tune(self, entry: Entry, rel: str, cfg: dict) -> None:
+        ner = self.exports.get("configs/ner/iob_deberta_v3.yaml")
+        filled = fill_tune_config(cfg, self.data, ner)
+        self.filled.mkdir(parents=True, exist_ok=True)
+        path = self.filled / Path(rel).name
+        path.write_text("# REHEARSAL copy of " + rel + " with its FILL IN fields filled\n"
+                        + yaml.safe_dump(filled, sort_keys=False))
+        run = self.runs / ("tune_" + Path(rel).stem)
+        self.stage(entry, "tune-weights", lambda: _train(["tune-weights", "--config", str(path), "--n-trials", "4",
+                                                          "--run-dir", str(run), "--no-progress"]))
+
+    # -- all
+    def run(self, jobs: list[tuple[str, str]], ablations: bool) -> dict:
+        from train.standins import substitution
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.ensure_data()
+        entries = []
+        with substitution(self.out / "standins"):
+            for rel, task in jobs:
+                entries.append(self.run_config(rel, task))
+                self.write(entries)
+            if ablations:
+                entries += self.rehearse_ablations()
+                self.write(entries)
+        return self.write(entries)
+
+    def rehearse_ablations(self) -> list[Entry]:
+        from train.ablations.cli import main as ablations_main
+
+        profile = fill_ablation_profile(yaml.safe_load((REPO / "configs/ablations/paper.yaml").read_text()),
+                                        self.data, self.runs, self.out / "ablations",
+                                        {t: [*REHEARSAL_TRAINER, *self.data_overrides(t)] for t in ("ner", "reward")})
+        path = self.filled / "ablations_paper.yaml"
+        self.filled.mkdir(parents=True, exist_ok=True)
+        path.write_text("# REHEARSAL copy of configs/ablations/paper.yaml\n" + yaml.safe_dump(profile, sort_keys=False))
+        entry = Entry(config="ablations", task="ablations")
+        t0 = time.perf_counter()
+
+        def run_tables():
+            code = ablations_main(["--table", "all", "--profile-config", str(path), "--no-progress"])
+            if code != 0:
+                raise RuntimeError(f"python -m train ablations exited with {code}")
+
+        self.stage(entry, "tables", run_tables)
+        entry.seconds = round(time.perf_counter() - t0, 1)
+        out = [entry]
+        from train.ablations.paper import TABLE_NAMES
+
+        for table in TABLE_NAMES:
+            result = self.out / "ablations" / f"{table}.json"
+            if not result.is_file():
+                out.append(Entry(config=f"ablations/{table}", task="ablations",
+                                 stages={"table": "failed: table not written"}))
+                continue
+            for row in json.loads(result.read_text()).get("rows", []):
+                if not row.get("in_paper", True) and row.get("status") != "measured":
+                    continue  # a row of ours only that this profile does not map
+                status = row_status(str(row.get("status")))
+                out.append(Entry(config=f"ablations/{table}/{' / '.join(map(str, row['label']))}",
+                                 task="ablations", stages={"row": status}))
+        return out
+
+    def write(self, entries: list[Entry]) -> dict:
+        report = {"rehearsal": True, "configs": [e.__dict__ for e in entries]}
+        (self.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+        (self.out / "report.md").write_text(to_markdown(entries))
+        return report
+
+
+def score_export(export: Path, task: str) -> None:
+    import radscore
+
+    cands, refs = SCORE_PAIRS
+    if task == "ner":
+        scores = radscore.RaTEScore(ner=str(export)).compute_score(cands, refs)
+    elif task == "reward":
+        scores = [s.total for s in radscore.ER2Score(str(export), progress=False).score(cands, refs)]
+    else:
+        scores = [s.score for s in radscore.ClinicalBLEURT(str(export)).score(cands, refs, progress=False)]
+    if len(scores) != len(cands) or not all(isinstance(float(s), float) for s in scores):
+        raise RuntimeError(f"{export}: expected {len(cands)} scores, got {scores!r}")
+
+
+def fill_tune_config(cfg: dict, data: Path, ner: Path | None) -> dict:
+    """The user's "FILL IN" fields, filled with REHEARSAL data and the rehearsed NER export."""
+    cfg = json.loads(json.dumps(cfg))
+    fmt = (cfg.get("data") or {}).get("format", "")
+    folders = {"rate_eval": data / "synthetic_rate_eval", "rexval": data / "synthetic_rexval"}
+    key = "rexval" if "rexval" in fmt else "rate_eval"
+    cfg.setdefault("data", {})["path"] = str(folders[key])
+    if ner is not None:
+        cfg.setdefault("scorer", {})["ner"] = str(ner)
+    search = cfg.setdefault("search", {})
+    search["storage"] = None
+    return cfg
+
+
+def fill_ablation_profile(profile: dict, data: Path, runs: Path, out: Path, overrides: dict) -> dict:
+    profile = json.loads(json.dumps(profile))
+    profile["labels"] = {k: f"REHEARSAL ({v})" for k, v in (profile.get("labels") or {}).items()}
+    profile["runs_root"] = str(runs)
+    profile["output"] = str(out)
+    # ReXVal is a PhysioNet download the user fills in; RaTE-Eval stays the Hub id (its stand-in)
+    profile.setdefault("data", {}).update({"rexval": str(data / "synthetic_rexval")})
+    profile["run_overrides"] = overrides  # the rehearsal's own fit arguments, so its runs are reused
+    return profile
+
+
+def to_markdown(entries: list[Entry]) -> str:
+    lines = ["# REHEARSAL report: paper configs on same-family stand-ins (not the papers' results)", "",
+             "| config | real model | model class | tokenizer | pad at load | stages | s | params (real) | "
+             "trainable (real) | GPU GiB (est.) |", "|---|---|---|---|---|---|---:|---:|---:|---:|"]
+    for e in entries:
+        bad = {k: v for k, v in e.stages.items() if v != "ok"}
+        stages = ("all ok" if not bad and e.stages else "; ".join(f"{k}: {v}" for k, v in bad.items())).replace("|", "/")
+        pad = "" if not e.real_model else (e.pad_token_at_load.replace("|", "\\|") if e.pad_token_at_load is not None
+                                           else "(none)")
+        fmt = lambda n: f"{n / 1e6:,.1f}M" if n else ""  # noqa: E731
+        lines.append(f"| {e.config} | {e.real_model or ''} | {e.model_class or ''} | {e.tokenizer_class or ''} | "
+                     f"{pad} | {stages} | "
+                     f"{e.seconds:g} | {fmt(e.params_real)} | {fmt(e.trainable_params_real)} | "
+                     f"{e.gpu_memory_estimate_gib if e.gpu_memory_estimate_gib is not None else ''} |")
+    lines += ["", "GPU memory: weights + gradients + AdamW state + activations at the config's batch size, "
+              "max_length and precision (train/memory.py says how); a planning figure, not a measurement.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m train rehearse", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="paper", choices=["paper"], help="only the paper profile has Hub ids")
+    parser.add_argument("--only", default=None, help="glob over config paths, e.g. 'configs/ner/*'")
+    parser.add_argument("--fast", action="store_true", help="one config per model family and data layout")
+    parser.add_argument("--no-ablations", action="store_true", help="skip the ablation tables")
+    parser.add_argument("--no-ddp", action="store_true", help="skip the two-process DDP fits")
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args(argv)
+    from train.standins import hub_ids
+
+    jobs = discover(hub_ids(), args.only, args.fast)
+    reh = Rehearsal(Path(args.out), ddp=not args.no_ddp)
+    report = reh.run(jobs, ablations=not args.no_ablations and not args.only and not args.fast)
+    entries = report["configs"]
+    failed = [e["config"] for e in entries if not all(stage_ok(v) for v in e["stages"].values())]
+    print(f"\n{len(entries)} configs/rows rehearsed, {len(entries) - len(failed)} ok; report: "
+          f"{Path(args.out) / 'report.md'}")
+    for name in failed:
+        print(f"  not ok: {name}", file=sys.stderr)
+    return 1 if failed else 0
