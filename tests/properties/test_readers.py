@@ -103,6 +103,19 @@ def write_csv(path: Path, columns: list[str], rows: list[dict], cut: int | None)
     return cut is not None and cut < len(data)
 
 
+def read_jsonl_case(case, name: str, read):
+    """Write a generated JSONL case and read it: ``(result or None, exact, records, broken,
+    truncated)``; ``exact`` (nothing damaged, nothing cut) requires a result."""
+    records, broken, changed, ascii_only, cut = case
+    path = _tmp() / name
+    truncated = write_jsonl(path, broken, ascii_only, cut)
+    out, err = outcome(lambda: read(path), RatingFormatError, path)
+    exact = not changed and not truncated
+    if exact:
+        assert err is None
+    return out, exact, records, broken, truncated
+
+
 def cut_point(draw):
     return draw(st.one_of(st.none(), st.none(), st.integers(0, 400)))
 
@@ -120,12 +133,8 @@ def bleurt_file(draw):
 @examples(60)
 @given(bleurt_file())
 def test_bleurt_rows(case):
-    records, broken, changed, ascii_only, cut = case
-    path = _tmp() / "bleurt.jsonl"
-    truncated = write_jsonl(path, broken, ascii_only, cut)
-    rows, err = outcome(lambda: read_bleurt_jsonl(path), RatingFormatError, path)
-    if not changed and not truncated:
-        assert err is None
+    rows, exact, records, broken, truncated = read_jsonl_case(case, "bleurt.jsonl", read_bleurt_jsonl)
+    if exact:
         assert [(r.reference, r.candidate, r.rating) for r in rows] == [
             (x["reference"], x["candidate"], x["score"]) for x in records]
     elif rows is not None:
@@ -155,12 +164,8 @@ def er2_file(draw):
 @examples(60)
 @given(er2_file())
 def test_er2_rows(case):
-    records, broken, changed, ascii_only, cut = case
-    path = _tmp() / "er2.jsonl"
-    truncated = write_jsonl(path, broken, ascii_only, cut)
-    rows, err = outcome(lambda: read_er2_jsonl(path), RatingFormatError, path)
-    if not changed and not truncated:
-        assert err is None
+    rows, exact, records, broken, _ = read_jsonl_case(case, "er2.jsonl", read_er2_jsonl)
+    if exact:
         assert [(r.reference, r.candidate, r.subscores, r.total) for r in rows] == [
             (x["reference"], x["candidate"], {k: float(v) for k, v in x["subscores"].items()}, x["total"])
             for x in records]
@@ -191,12 +196,7 @@ def clinical_bleurt_file(draw):
 @examples(60)
 @given(clinical_bleurt_file())
 def test_clinical_bleurt_rows(case):
-    records, broken, changed, ascii_only, cut = case
-    path = _tmp() / "bleurt_rows.jsonl"
-    truncated = write_jsonl(path, broken, ascii_only, cut)
-    result, err = outcome(lambda: read_clinical_bleurt_jsonl(path), RatingFormatError, path)
-    if not changed and not truncated:
-        assert err is None
+    result, _, records, broken, truncated = read_jsonl_case(case, "bleurt_rows.jsonl", read_clinical_bleurt_jsonl)
     if result is None:
         return
     rows, summary = result
