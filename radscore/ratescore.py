@@ -118,6 +118,8 @@ class RaTEScore:
             ``"bf16"`` (opt-in: the models run under bfloat16 autocast, faster on CPUs with AMX or
             AVX512-BF16 and on GPUs; entity types and cosines change a little, so scores differ
             from fp32 by about 1e-3 and are not comparable with fp32 scores).
+        trust_remote_code: let an encoder that ships its own modelling code on the Hub (CXR-BERT,
+            BioViL-T) run it; off by default, as it executes that repository's Python code.
     """
 
     def __init__(self, ner: str, encoder: str = PACKAGED_MINILM, affinity_matrix: Any = "long",

@@ -470,8 +470,10 @@ def describe_config(path: Path) -> dict:
                pad_token_at_load=real.pad_token,
                params_real=real.params, trainable_params_real=trainable)
     if "model" in cfg:
+        # a reward batch of B pairs holds up to 2B prompts (accepted and rejected; shared ones count once)
+        per_row = 2 if "reward" in str((cfg.get("model") or {}).get("class_path", "")) else 1
         memory = estimate_training_memory(real.params, trainable, Architecture(real.hidden, real.layers, real.heads),
-                                          int(data.get("batch_size") or 1),
+                                          per_row * int(data.get("batch_size") or 1),
                                           int(args.get("max_length") or data.get("max_length") or 512),
                                           trainer.get("precision"), args.get("dtype"),
                                           bool(args.get("gradient_checkpointing")))
