@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import torch
 
 from radscore.export import MANIFEST, read_manifest
-from radscore.inputs import check_reports
-from radscore.models import resolve_model_path
+from radscore.inputs import check_reports, pair_arguments
 
 
 @dataclass
@@ -159,8 +158,10 @@ class ClinicalBLEURT:
 
         from radscore.ner import pick_device
 
+        from radscore.hub import snapshot
+
         self.source = str(model)
-        path = resolve_model_path(str(model))
+        self.path = path = snapshot(self.source, "ClinicalBLEURT model")
         self.manifest = read_manifest(path, "bleurt") if Path(path, MANIFEST).is_file() else None
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModelForSequenceClassification.from_pretrained(path)
@@ -179,7 +180,10 @@ class ClinicalBLEURT:
         """What produced the scores: the model, its length limit and the radscore version."""
         from radscore.version import __version__
 
-        return {"radscore": __version__, "model": self.source, "max_length": self.max_length,
+        from radscore.hub import fingerprint
+
+        return {"radscore": __version__, "model": {**fingerprint(self.path), "source": self.source},
+                "max_length": self.max_length,
                 "length_rule": "longest_first", "target": (self.manifest or {}).get("target")}
 
     @torch.inference_mode()
@@ -189,10 +193,10 @@ class ClinicalBLEURT:
         logits = self.model(**batch).logits
         return logits.squeeze(-1).float().cpu().tolist()
 
-    def iter_score(self, candidates: list[str], references: list[str], progress: bool = True,
+    def iter_score(self, candidates: Sequence[str], references: Sequence[str], progress: bool = True,
                    chunk_size: int = 4096) -> Iterator[BleurtScore]:
         """:meth:`score` as a stream, ``chunk_size`` pairs at a time (bounded memory)."""
-        check_reports(candidates, references)
+        candidates, references = check_reports(candidates, references)
         from tqdm.auto import tqdm
 
         with tqdm(total=len(candidates), disable=not progress, unit="pair", desc="ClinicalBLEURT") as bar:
@@ -210,10 +214,15 @@ class ClinicalBLEURT:
                     yield BleurtScore(float(s), e.truncated, e.reference_pieces, e.candidate_pieces,
                                       e.kept_reference_pieces, e.kept_candidate_pieces)
 
-    def score(self, candidates: list[str], references: list[str], progress: bool = True) -> list[BleurtScore]:
-        """One :class:`BleurtScore` per pair, in input order."""
+    def score(self, candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+              progress: bool = True, **aliases) -> list[BleurtScore]:
+        """One :class:`BleurtScore` per pair, in input order (sides by position or by any name of
+        :mod:`radscore.inputs`: ``candidates``/``hyps``, ``references``/``refs``)."""
+        candidates, references = pair_arguments(candidates, references, **aliases)
         return list(self.iter_score(candidates, references, progress))
 
-    def compute_score(self, candidates: list[str], references: list[str], progress: bool = False) -> list[float]:
+    def compute_score(self, candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+                      progress: bool = False, **aliases) -> list[float]:
         """Just the scores, in input order."""
+        candidates, references = pair_arguments(candidates, references, **aliases)
         return [s.score for s in self.iter_score(candidates, references, progress)]

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import torch
 
-from radscore.inputs import check_reports
+from radscore.inputs import check_reports, pair_arguments
 from radscore.reward_model import MultiRewardModel
 
 
@@ -39,7 +40,9 @@ class ER2Score:
     """An ER²Score export loaded for scoring.
 
     Args:
-        export: export folder (``python -m train reward fit`` writes ``checkpoints/<run>/export``).
+        export: export folder (``python -m train reward fit`` writes ``checkpoints/<run>/export``)
+            or the Hub id it was published under (the snapshot is downloaded or taken from the
+            Hub cache).
         base_model: overrides the base model id recorded in the export (e.g. a local copy).
         batch_size: prompts per forward pass.
         device: ``None`` picks CUDA when present, else the CPU.
@@ -52,6 +55,7 @@ class ER2Score:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model = MultiRewardModel.from_export(export, base_model=base_model, dtype=dtype).to(self.device)
         self.export, self.batch_size, self.progress = str(export), max(1, int(batch_size)), progress
+        self.base_model = base_model
         self.system = self.model.system
         self.truncated = 0  # prompts cut to max_length by the last call of score() (reference first)
         self.truncated_candidates = 0  # of those, prompts whose candidate was cut too
@@ -60,13 +64,17 @@ class ER2Score:
         """What produced the scores: export, base model, system and the radscore version."""
         from radscore.version import __version__
 
-        return {"radscore": __version__, "export": self.export, "base_model": self.model.base_model,
+        from radscore.hub import fingerprint
+
+        return {"radscore": __version__, "export": fingerprint(self.export),
+                "base_model": fingerprint(self.base_model or self.model.base_model),
+                "higher_is_better": self.system.higher_is_better,
                 "system": self.system.name, "prompt_template": self.model.prompt_template}
 
     @torch.no_grad()
-    def rewards(self, candidates: list[str], references: list[str]) -> torch.Tensor:
+    def rewards(self, candidates: Sequence[str], references: Sequence[str]) -> torch.Tensor:
         """Raw rewards (pairs, N), internal units, in input order."""
-        check_reports(candidates, references)
+        candidates, references = check_reports(candidates, references)
         from tqdm.auto import tqdm
 
         ids, cuts = self.model.encode(references, candidates)
@@ -86,8 +94,11 @@ class ER2Score:
                 bar.update(len(chunk))
         return out
 
-    def score(self, candidates: list[str], references: list[str]) -> list[RewardScore]:
-        """Per pair: the named sub-scores and the total in the system's native units."""
+    def score(self, candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+              **aliases) -> list[RewardScore]:
+        """Per pair: the named sub-scores and the total in the system's native units (sides by
+        position or by any name of :mod:`radscore.inputs`)."""
+        candidates, references = pair_arguments(candidates, references, **aliases)
         out = []
         for row in self.rewards(candidates, references).tolist():
             out.append(RewardScore(self.system.to_native(row), self.system.total_to_native(row), row))

@@ -43,11 +43,32 @@ from radscore.models import PACKAGED_MINILM
 from radscore.ner import Entity, load_ner
 from radscore.scoring import (PENALTY_MODES, Direction, cosine_matrix, direction_from_similarity, f1,
                               resolve_matrix)
-from radscore.inputs import check_reports
+from radscore.inputs import check_reports, pair_arguments
 from radscore.splitter import split_sentences
 from radscore.text import clean_sentences
 
 SPLITTERS = ("builtin", "pyrush")
+
+# The official recipe (SPEC §1.5-1.6 and the released package's defaults): what RaTEScore() scores with.
+OFFICIAL_NER = "Angelakeke/RaTE-NER-Deberta"
+OFFICIAL_ENCODER = "FremyCompany/BioLORD-2023-C"
+OFFICIAL = {"ner": OFFICIAL_NER, "encoder": OFFICIAL_ENCODER, "affinity_matrix": "long",
+            "penalty": "official", "splitter": "pyrush", "pooling": "cls"}
+_warned_pairings: set[tuple[str, str]] = set()
+
+
+def _warn_mixed_pairing(ner: str, encoder: str) -> None:
+    """Warn once per pairing when exactly one of the two models is the official one."""
+    if (ner == OFFICIAL_NER) == (encoder == OFFICIAL_ENCODER) or (ner, encoder) in _warned_pairings:
+        return
+    _warned_pairings.add((ner, encoder))
+    import warnings
+
+    official, other = ("NER", "encoder") if ner == OFFICIAL_NER else ("encoder", "NER")
+    warnings.warn(f"RaTEScore: the official {official} is paired with a non-official {other} "
+                  f"(ner={ner!r}, encoder={encoder!r}); these scores are not comparable with published "
+                  f"RaTEScore numbers, which use ner={OFFICIAL_NER!r} with encoder={OFFICIAL_ENCODER!r}",
+                  stacklevel=3)
 
 
 @dataclass
@@ -100,15 +121,26 @@ def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable
 class RaTEScore:
     """RaTEScore with a trained NER export, an entity encoder and an affinity matrix.
 
+    ``RaTEScore()`` is the official recipe (:data:`OFFICIAL`): the released NER
+    ``Angelakeke/RaTE-NER-Deberta``, the encoder ``FremyCompany/BioLORD-2023-C``, the long matrix,
+    the released splitter (medspacy's PyRuSH), ``[CLS]`` pooling and the official penalty; it
+    gives the published package's scores. It downloads both models on first use; offline, a
+    clear error names what could not be loaded.
+
     Args:
         ner: NER export folder (IOB or span) or Hub id of a token-classification model whose
-            labels are the SPEC set.
-        encoder: entity encoder folder or Hub id; default the packaged all-MiniLM-L6-v2.
+            labels are the SPEC set; default (None) the official NER.
+        encoder: entity encoder folder or Hub id; default (None) the official BioLORD encoder when
+            ``ner`` is the official NER, else the packaged all-MiniLM-L6-v2 (the sample
+            profile's encoder). Pairing the official NER with another encoder, or the reverse,
+            warns once: such scores are not comparable with published ones.
         affinity_matrix: ``"long"``, ``"short"``, an official JSON path, an official dict or an
             :class:`~radscore.scoring.AffinityMatrix`.
         penalty: ``"official"`` (the released code's 8 penalised type pairs) or ``"paper"``
             (every pair of different types).
-        splitter: ``"builtin"``, ``"pyrush"`` (needs medspacy) or a callable text -> sentences.
+        splitter: ``"builtin"``, ``"pyrush"`` (needs medspacy) or a callable text -> sentences;
+            default (None) ``"pyrush"`` with the official NER (the released splitter) and
+            ``"builtin"`` with any other NER.
         pooling: entity vector, ``"cls"`` (released) or ``"mean"``.
         empty_score: the score of a pair where either report has no entity.
         batch_size: sentences per NER forward pass (entity texts per encoder pass: 4x).
@@ -122,8 +154,8 @@ class RaTEScore:
             BioViL-T) run it; off by default, as it executes that repository's Python code.
     """
 
-    def __init__(self, ner: str, encoder: str = PACKAGED_MINILM, affinity_matrix: Any = "long",
-                 penalty: str = "official", splitter: str | Callable = "builtin", pooling: str = "cls",
+    def __init__(self, ner: str | None = None, encoder: str | None = None, affinity_matrix: Any = "long",
+                 penalty: str = "official", splitter: str | Callable | None = None, pooling: str = "cls",
                  empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048,
                  precision: str = "fp32", trust_remote_code: bool = False):
         if penalty not in PENALTY_MODES:
@@ -131,21 +163,42 @@ class RaTEScore:
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'bf16'")
         self.precision = precision
+        ner = OFFICIAL_NER if ner is None else str(ner)
+        if encoder is None:
+            encoder = OFFICIAL_ENCODER if ner == OFFICIAL_NER else PACKAGED_MINILM
+        encoder = str(encoder)
+        _warn_mixed_pairing(ner, encoder)
+        if splitter is None:
+            splitter = OFFICIAL["splitter"] if ner == OFFICIAL_NER else "builtin"
         self.matrix = resolve_matrix(affinity_matrix)
         self.penalty_mode, self.empty_score = penalty, float(empty_score)
         self.splitter_name = splitter if isinstance(splitter, str) else getattr(splitter, "__name__", "callable")
         self.split = resolve_splitter(splitter)
         self.chunk_size = max(1, int(chunk_size))
-        self.ner = load_ner(ner, device, batch_size)
-        self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)),
-                                     trust_remote_code=trust_remote_code)
+        from radscore.hub import not_found
+
+        try:
+            self.ner = load_ner(ner, device, batch_size)
+        except OSError as err:  # transformers / huggingface_hub: not a folder, not reachable
+            raise not_found(ner, "NER model", err) from None
+        try:
+            self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)),
+                                         trust_remote_code=trust_remote_code)
+        except OSError as err:
+            raise not_found(encoder, "entity encoder", err) from None
 
     def signature(self) -> dict:
-        """What produced the scores: models, matrix, modes and the radscore version."""
+        """What produced the scores: models (with Hub revision or weights hash), matrix, modes,
+        whether this is the official recipe, and the radscore version."""
+        from radscore.hub import fingerprint
         from radscore.version import __version__
 
-        return {"radscore": __version__, "ner": self.ner.source, "ner_kind": self.ner.kind,
-                "encoder": self.encoder.source, "pooling": self.encoder.pooling,
+        official = (self.ner.source == OFFICIAL_NER and self.encoder.source == OFFICIAL_ENCODER
+                    and self.splitter_name == "pyrush" and self.encoder.pooling == "cls"
+                    and self.penalty_mode == "official" and self.matrix == resolve_matrix("long"))
+        return {"metric": "RaTEScore", "official_recipe": official,
+                "radscore": __version__, "ner": fingerprint(self.ner.source), "ner_kind": self.ner.kind,
+                "encoder": fingerprint(self.encoder.source), "pooling": self.encoder.pooling,
                 "splitter": self.splitter_name, "penalty": self.penalty_mode, "precision": self.precision,
                 "empty_score": self.empty_score, "affinity_matrix": self.matrix.to_official()}
 
@@ -163,22 +216,26 @@ class RaTEScore:
         return [[e for s in split[r] for e in tagged[s]] for r in reports]
 
     # ---- scoring ------------------------------------------------------------------------------
-    def compute_score(self, candidate_list: list[str], reference_list: list[str]) -> list[float]:
+    def compute_score(self, candidate_list: Sequence[str] | None = None,
+                      reference_list: Sequence[str] | None = None, **aliases) -> list[float]:
         """RaTEScore of each candidate against its reference: the released package's method, with
-        one score per input pair, in order."""
-        check_reports(candidate_list, reference_list, ("candidate_list", "reference_list"))
-        return [p.f1 for p in self.iter_score(candidate_list, reference_list, checked=True)]
+        one score per input pair, in order. The sides may also be named ``candidates``/``hyps``
+        and ``references``/``refs`` (:mod:`radscore.inputs`)."""
+        cands, refs = pair_arguments(candidate_list, reference_list, ("candidate_list", "reference_list"), **aliases)
+        return [p.f1 for p in self.iter_score(cands, refs, checked=True)]
 
-    def score(self, candidates: list[str], references: list[str], explain: bool = False) -> list[PairScore]:
+    def score(self, candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+              explain: bool = False, **aliases) -> list[PairScore]:
         """Per pair: both directional scores, the F1 and the entities of each side; with
         ``explain=True`` also every match (see :meth:`PairScore`)."""
-        return list(self.iter_score(candidates, references, explain=explain))
+        candidates, references = pair_arguments(candidates, references, **aliases)
+        return list(self.iter_score(candidates, references, explain=explain, checked=True))
 
-    def iter_score(self, candidates: list[str], references: list[str], explain: bool = False,
+    def iter_score(self, candidates: Sequence[str], references: Sequence[str], explain: bool = False,
                    progress: bool = False, checked: bool = False) -> Iterator[PairScore]:
         """:meth:`score` as a stream, one chunk of ``chunk_size`` pairs at a time."""
         if not checked:
-            check_reports(candidates, references)
+            candidates, references = check_reports(candidates, references)
         from tqdm.auto import tqdm
 
         with tqdm(total=len(candidates), disable=not progress, unit="pair", desc="RaTEScore") as bar:

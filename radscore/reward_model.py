@@ -263,7 +263,9 @@ class MultiRewardModel(nn.Module):
 
         from radscore.export import read_manifest
 
-        folder = Path(folder)
+        from radscore.hub import snapshot
+
+        folder = Path(snapshot(str(folder), "ER2Score export"))
         read_manifest(folder, "reward")
         cfg = json.loads((folder / REWARD_CONFIG).read_text())
         system = load_system(folder / SYSTEM_FILE)

@@ -64,16 +64,17 @@ def _values(name: str, scorer, cands: list[str], refs: list[str]) -> list[float]
        st.lists(st.text(max_size=5), max_size=4))
 def test_input_checks_name_the_argument_and_index(candidates, references):
     try:
-        check_reports(candidates, references)
+        cands, refs = check_reports(candidates, references)
     except ValueError as err:
         message = str(err)
         assert "candidates" in message or "references" in message, message
-        if isinstance(candidates, list) and any(not isinstance(c, str) for c in candidates):
+        if isinstance(candidates, (list, tuple)) and any(not isinstance(c, str) for c in candidates):
             first = next(k for k, c in enumerate(candidates) if not isinstance(c, str))
             assert f"candidates[{first}]" in message, message
         return
-    assert isinstance(candidates, list) and all(isinstance(c, str) for c in candidates)
-    assert len(candidates) == len(references)
+    # accepted: an ordered collection of strings (a tuple too), returned as a list in its order
+    assert not isinstance(candidates, (str, dict)) and cands == list(candidates) and refs == references
+    assert all(isinstance(c, str) for c in cands) and len(cands) == len(refs)
 
 
 @pytest.mark.parametrize("name", ["ratescore", "bleurt", "er2"])

@@ -75,10 +75,10 @@ def test_long_pairs_are_scored_on_what_is_kept_and_say_so(export):
 
 
 @pytest.mark.parametrize("cands, refs, message", [
-    ("No effusion.", ["No effusion."], "candidates must be a list of strings, got str"),
+    ("No effusion.", ["No effusion."], "candidates must be a sequence of strings .* got a single string"),
     (["a", None], ["b", "c"], r"candidates\[1\] is None"),
     (["a"], ["b", "c"], "candidates has 1 reports but references has 2"),
-    (("a",), ["b"], r"convert it with list"),
+    ({"a"}, ["b"], r"candidates must be a sequence of strings .* got set"),
 ])
 def test_bad_input_is_a_clear_error(export, cands, refs, message):
     with pytest.raises(ValueError, match=message):

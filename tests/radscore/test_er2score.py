@@ -166,8 +166,8 @@ def test_er2score_gives_native_subscores_and_totals_in_order(system, tiny_backbo
 def test_er2score_input_checks_and_export_kind(tiny_backbone, tmp_path):
     build_tiny_reward_export(tmp_path / "export", tiny_backbone, RADCLIQ)
     scorer = radscore.ER2Score(tmp_path / "export", progress=False)
-    with pytest.raises(ValueError, match="candidates must be a list"):
-        scorer.score(("a",), ["b"])
+    with pytest.raises(ValueError, match="candidates must be a sequence of strings"):
+        scorer.score("a", ["b"])
     with pytest.raises(ValueError, match=r"references\[1\] is None"):
         scorer.score(["a", "b"], ["c", None])
     with pytest.raises(ValueError, match="must pair up"):

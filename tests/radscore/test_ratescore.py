@@ -76,8 +76,8 @@ def test_chunking_does_not_change_scores(make, scorer):
 
 
 @pytest.mark.parametrize("cands, refs, message", [
-    ("a report", ["a report"], r"candidate_list must be a list of strings, got str"),
-    (("a", "b"), ["a", "b"], r"got tuple \(convert it with list"),
+    ("a report", ["a report"], r"candidate_list must be a sequence of strings .* got a single string"),
+    ({"a": "b"}, ["a"], r"candidate_list must be a sequence of strings .* got dict"),
     (["a", None], ["a", "b"], r"candidate_list\[1\] is None"),
     (["a", "b"], ["a", 3], r"reference_list\[1\] is a int"),
     (["a", "b"], ["a"], r"candidate_list has 2 reports but reference_list has 1"),
