@@ -1,28 +1,56 @@
 """The ``radscore`` command.
 
-    radscore score --ner EXPORT [--encoder MODEL] [--matrix long|short|FILE.json]
-                   --candidates FILE --references FILE [--out scores.jsonl] [--explain]
+    radscore score   [--metric ratescore|bleurt|er2] --candidates FILE --references FILE
+                     [--out scores.jsonl|scores.csv] [--id-column NAME] [--explain [--html FILE]]
+    radscore compare [--metric ...] --references FILE --system NAME=FILE --system NAME=FILE ...
+                     [--out-dir DIR]
 
 Inputs hold one report per record: a text file (one report per line; an empty line is an empty
 report), JSON lines (``--field NAME``) or CSV (``--column NAME``); ``--reference-field`` and
-``--reference-column`` name a different field for the references. Scores are written as one JSON
-line per pair (to ``--out``, else to stdout); the summary (n, mean, std and a 95% bootstrap
-confidence interval of the mean) goes to stderr.
+``--reference-column`` name a different field for the references, ``--id-column`` the field or
+column holding each record's id (when both files carry it, the ids must agree line by line).
+
+Models: RaTEScore with no ``--ner`` is the official recipe (the released NER and BioLORD encoder
+with the released splitter; they are downloaded on first use); ``--ner EXPORT`` scores with a
+trained export. ClinicalBLEURT and ER²Score need ``--model EXPORT`` (a folder or a Hub id).
+
+``score`` writes one record per pair (to ``--out``: CSV when it ends in ``.csv``, else JSON lines;
+to stdout without ``--out``) holding the index, the id and every sub-score; ER²Score records also
+carry the scoring system's direction (``higher_is_better``). Beside ``--out`` it writes
+``<out>.meta.json``: the scorer's signature (models with Hub revision or weights hash, matrix,
+modes, radscore version), the inputs and the summary. The summary (n, mean, std, 95% bootstrap
+CI) goes to stderr.
+
+``compare`` scores every system with one scorer and prints, per system, the mean with its 95%
+bootstrap CI and, for every other system against the first (the baseline), the mean difference
+with the paired-bootstrap and approximate-randomisation p-values (:mod:`radscore.stats`); with
+``--out-dir`` it also writes ``compare.json``, ``compare.md``, each system's scores and
+``differences.png`` (the per-pair differences against the baseline).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
+from radscore.stats import bootstrap_ci, summary  # noqa: F401  (part of this module's interface)
 
-def read_reports(path: str, field: str | None = None, column: str | None = None) -> list[str]:
-    """The reports of a text, JSONL or CSV file; errors name the file, line and problem."""
+METRICS = ("ratescore", "bleurt", "er2")
+METRIC_NAMES = {"ratescore": "RaTEScore", "bleurt": "ClinicalBLEURT", "er2": "ER2Score"}
+
+
+# ---- reading ------------------------------------------------------------------------------------
+def read_records(path: str, field: str | None = None, column: str | None = None,
+                 id_name: str | None = None) -> tuple[list[str], list[str] | None]:
+    """The reports of a text, JSONL or CSV file and, with ``id_name``, their ids; errors name the
+    file, line and problem."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"{path}: no such file")
@@ -30,7 +58,7 @@ def read_reports(path: str, field: str | None = None, column: str | None = None)
         raise ValueError("give --field (JSON lines) or --column (CSV), not both")
     text = p.read_text(encoding="utf-8")
     if field:
-        out = []
+        reports, ids = [], []
         for n, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
@@ -43,97 +71,311 @@ def read_reports(path: str, field: str | None = None, column: str | None = None)
             value = record[field]
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"{path}:{n}: field {field!r} is a {type(value).__name__}, expected a string")
-            out.append(value or "")
-        return out
+            reports.append(value or "")
+            if id_name:
+                if id_name not in record or record[id_name] is None:
+                    raise ValueError(f"{path}:{n}: no id field {id_name!r} in this record")
+                ids.append(str(record[id_name]))
+        return reports, (ids if id_name else None)
     if column:
         rows = csv.DictReader(text.splitlines(keepends=True))
         if rows.fieldnames is None or column not in rows.fieldnames:
             raise ValueError(f"{path}: no column {column!r}; columns are {rows.fieldnames}")
-        return [row[column] or "" for row in rows]
+        if id_name and id_name not in rows.fieldnames:
+            raise ValueError(f"{path}: no id column {id_name!r}; columns are {rows.fieldnames}")
+        table = list(rows)
+        return [row[column] or "" for row in table], ([row[id_name] for row in table] if id_name else None)
     if p.suffix.lower() in (".jsonl", ".json", ".csv"):
         raise ValueError(f"{path}: a {p.suffix} file needs --field (JSON lines) or --column (CSV)")
+    if id_name:
+        raise ValueError(f"{path}: a text file has no id column; records are numbered by line (drop --id-column)")
     lines = [line.rstrip("\r") for line in text.split("\n")]
-    return lines[:-1] if lines and lines[-1] == "" else lines
+    return (lines[:-1] if lines and lines[-1] == "" else lines), None
 
 
-def bootstrap_ci(values: np.ndarray, n_resamples: int = 1000, seed: int = 0,
-                 level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean."""
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    for k in range(n_resamples):  # one resample at a time: memory stays O(n)
-        means[k] = values[rng.integers(0, len(values), len(values))].mean()
-    lo, hi = np.percentile(means, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
+def read_reports(path: str, field: str | None = None, column: str | None = None) -> list[str]:
+    """The reports of a text, JSONL or CSV file (:func:`read_records` without ids)."""
+    return read_records(path, field, column)[0]
 
 
-def summary(values: list[float], seed: int = 0) -> dict:
-    arr = np.asarray(values, dtype=np.float64)
-    lo, hi = bootstrap_ci(arr, seed=seed)
-    return {"n": int(arr.size), "mean": float(arr.mean()) if arr.size else float("nan"),
-            "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0, "ci95": [lo, hi]}
+def _read_pairs(args, candidates_path: str) -> tuple[list[str], list[str], list[str] | None]:
+    cands, cand_ids = read_records(candidates_path, args.field, args.column, args.id_column)
+    ref_field = args.reference_field or args.field
+    ref_column = args.reference_column or args.column
+    try:
+        refs, ref_ids = read_records(args.references, ref_field, ref_column, args.id_column)
+    except ValueError as err:
+        if not (args.id_column and "no id" in str(err)):
+            raise
+        refs, ref_ids = read_records(args.references, ref_field, ref_column)  # ids on one side suffice
+    if len(cands) != len(refs):
+        raise ValueError(f"{candidates_path} holds {len(cands)} reports but {args.references} holds "
+                         f"{len(refs)}; they must pair up line by line")
+    if cand_ids is not None and ref_ids is not None and cand_ids != ref_ids:
+        k = next(i for i, (a, b) in enumerate(zip(cand_ids, ref_ids)) if a != b)
+        raise ValueError(f"record {k}: id {cand_ids[k]!r} in {candidates_path} but {ref_ids[k]!r} in "
+                         f"{args.references}; the files must list the same ids in the same order")
+    return cands, refs, cand_ids
+
+
+# ---- scoring --------------------------------------------------------------------------------------
+def build_scorer(args):
+    """The scorer of ``--metric`` with the command's options."""
+    if args.metric == "ratescore":
+        from radscore.ratescore import RaTEScore
+
+        return RaTEScore(args.ner, args.encoder, args.matrix, penalty=args.penalty, splitter=args.splitter,
+                         pooling=args.pooling, empty_score=args.empty_score, batch_size=args.batch_size,
+                         device=args.device, precision=args.precision)
+    if not args.model:
+        raise ValueError(f"--metric {args.metric} needs --model (an export folder or a Hub id)")
+    if args.metric == "bleurt":
+        from radscore.bleurt import ClinicalBLEURT
+
+        return ClinicalBLEURT(args.model, batch_size=args.batch_size, device=args.device)
+    from radscore.er2score import ER2Score
+
+    return ER2Score(args.model, batch_size=args.batch_size, device=args.device, progress=not args.quiet)
+
+
+def score_records(metric: str, scorer, cands: list[str], refs: list[str], explain: bool = False,
+                  progress: bool = True) -> tuple[list[dict], list[float]]:
+    """One record per pair (every sub-score) and the headline value of each pair."""
+    if metric == "ratescore":
+        records = [p.to_dict() for p in scorer.iter_score(cands, refs, explain=explain, progress=progress)]
+        return records, [r["f1"] for r in records]
+    if metric == "bleurt":
+        records = [s.to_dict() for s in scorer.iter_score(cands, refs, progress=progress)]
+        return records, [r["score"] for r in records]
+    up = scorer.system.higher_is_better
+    records = [{**s.subscores, "total": s.total, "higher_is_better": up} for s in scorer.score(cands, refs)]
+    return records, [r["total"] for r in records]
+
+
+def _flat(record: dict) -> dict:
+    """A CSV row: scalars as they are, entity lists as counts (the JSON lines keep them whole)."""
+    out = {}
+    for key, value in record.items():
+        if isinstance(value, list) and key.endswith("_entities"):
+            out[f"n_{key}"] = len(value)
+        elif isinstance(value, (dict, list)):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def write_records(path: str | None, rows: list[dict]) -> None:
+    """CSV when ``path`` ends in ``.csv``, else JSON lines; stdout when ``path`` is None."""
+    if path and path.lower().endswith(".csv"):
+        flat = [_flat(r) for r in rows]
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in flat for k in r)))
+            writer.writeheader()
+            writer.writerows(flat)
+        return
+    out = open(path, "w", encoding="utf-8") if path else sys.stdout
+    try:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if path:
+            out.close()
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _headline(metric: str, scorer) -> str:
+    if metric == "er2":
+        return f"ER2Score total ({scorer.system.name}, {'higher' if scorer.system.higher_is_better else 'lower'} is better)"
+    return METRIC_NAMES[metric]
 
 
 def _score(args) -> int:
-    from radscore.ratescore import RaTEScore
-
-    cands = read_reports(args.candidates, args.field, args.column)
-    refs = read_reports(args.references, args.reference_field or args.field,
-                        args.reference_column or args.column)
-    if len(cands) != len(refs):
-        raise ValueError(f"{args.candidates} holds {len(cands)} reports but {args.references} holds "
-                         f"{len(refs)}; they must pair up line by line")
-    scorer = RaTEScore(args.ner, args.encoder, args.matrix, penalty=args.penalty, splitter=args.splitter,
-                       pooling=args.pooling, empty_score=args.empty_score, batch_size=args.batch_size,
-                       device=args.device, precision=args.precision)
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
-    f1s = []
-    try:
-        for i, pair in enumerate(scorer.iter_score(cands, refs, explain=args.explain, progress=not args.quiet)):
-            f1s.append(pair.f1)
-            out.write(json.dumps({"index": i, **pair.to_dict()}, ensure_ascii=False) + "\n")
-    finally:
-        if args.out:
-            out.close()
-    s = summary(f1s, seed=args.seed)
-    print(f"RaTEScore  n={s['n']}  mean={s['mean']:.4f}  std={s['std']:.4f}  "
+    if args.html and not args.explain:
+        raise ValueError("--html writes the explanation: add --explain")
+    if args.explain and args.metric != "ratescore":
+        raise ValueError("--explain shows RaTEScore's entity matches; it has no meaning for --metric " + args.metric)
+    cands, refs, ids = _read_pairs(args, args.candidates)
+    scorer = build_scorer(args)
+    started = time.time()
+    records, values = score_records(args.metric, scorer, cands, refs, args.explain, not args.quiet)
+    rows = [{"index": i, **({"id": ids[i]} if ids else {}), **r} for i, r in enumerate(records)]
+    write_records(args.out, rows)
+    s = summary(values, seed=args.seed)
+    print(f"{_headline(args.metric, scorer)}  n={s['n']}  mean={s['mean']:.4f}  std={s['std']:.4f}  "
           f"95% CI=[{s['ci95'][0]:.4f}, {s['ci95'][1]:.4f}]", file=sys.stderr)
+    if args.html:
+        from radscore.explain_html import render
+
+        Path(args.html).write_text(render(records, cands, refs, ids), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
     if args.out:
-        print(f"wrote {args.out}", file=sys.stderr)
+        meta = {"signature": scorer.signature(), "metric": args.metric, "summary": s,
+                "seconds": round(time.time() - started, 3), "command": ["radscore", *sys.argv[1:]],
+                "inputs": {"candidates": {"path": args.candidates, "sha256": file_sha256(args.candidates)},
+                           "references": {"path": args.references, "sha256": file_sha256(args.references)}}}
+        Path(args.out + ".meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n",
+                                                 encoding="utf-8")
+        print(f"wrote {args.out} and {args.out}.meta.json", file=sys.stderr)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from radscore.models import PACKAGED_MINILM
+# ---- compare ------------------------------------------------------------------------------------
+def parse_system(spec: str) -> tuple[str, str]:
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not path:
+        raise ValueError(f"--system {spec!r}: expected NAME=FILE")
+    return name, path
 
+
+def compare_systems(values: dict[str, list[float]], higher_is_better: bool = True, n_bootstrap: int = 1000,
+                    n_randomization: int = 10000, seed: int = 0) -> dict:
+    """Per system: summary; per system after the first: the paired tests against the first."""
+    from radscore.stats import paired_bootstrap_p, randomization_p
+
+    names = list(values)
+    base = names[0]
+    out = {"baseline": base, "higher_is_better": higher_is_better,
+           "systems": {n: summary(v, seed=seed) for n, v in values.items()}, "comparisons": []}
+    for name in names[1:]:
+        d = np.asarray(values[name]) - np.asarray(values[base])
+        lo, hi = bootstrap_ci(d, n_bootstrap, seed)
+        out["comparisons"].append({
+            "system": name, "baseline": base, "mean_difference": float(d.mean()), "difference_ci95": [lo, hi],
+            "wins": int((d > 0).sum()), "losses": int((d < 0).sum()), "ties": int((d == 0).sum()),
+            "p_paired_bootstrap": paired_bootstrap_p(values[name], values[base], n_bootstrap, seed),
+            "p_randomization": randomization_p(values[name], values[base], n_randomization, seed)})
+    return out
+
+
+def compare_table(result: dict, metric_label: str) -> str:
+    direction = "higher" if result["higher_is_better"] else "lower"
+    lines = [f"{metric_label} ({direction} is better); baseline: {result['baseline']}", "",
+             "| system | n | mean | 95% CI | Δ vs baseline | Δ 95% CI | p (paired bootstrap) | p (randomisation) |",
+             "|---|---|---|---|---|---|---|---|"]
+    comps = {c["system"]: c for c in result["comparisons"]}
+    for name, s in result["systems"].items():
+        row = f"| {name} | {s['n']} | {s['mean']:.4f} | [{s['ci95'][0]:.4f}, {s['ci95'][1]:.4f}] |"
+        c = comps.get(name)
+        row += (f" {c['mean_difference']:+.4f} | [{c['difference_ci95'][0]:+.4f}, {c['difference_ci95'][1]:+.4f}] |"
+                f" {c['p_paired_bootstrap']:.4f} | {c['p_randomization']:.4f} |" if c else " – | – | – | – |")
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def plot_differences(values: dict[str, list[float]], path: Path, metric_label: str) -> None:
+    """Per-pair differences of every system against the baseline, sorted (one line each)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(values)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in names[1:]:
+        d = np.sort(np.asarray(values[name]) - np.asarray(values[names[0]]))
+        ax.plot(np.arange(1, d.size + 1), d, label=f"{name} − {names[0]} (mean {d.mean():+.4f})")
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("pairs, sorted by difference")
+    ax.set_ylabel(f"{metric_label} difference")
+    ax.set_title(f"Per-pair {metric_label} differences against {names[0]}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _compare(args) -> int:
+    systems = [parse_system(s) for s in args.system]
+    if len(systems) < 2:
+        raise ValueError("compare needs at least two --system NAME=FILE")
+    if len({n for n, _ in systems}) != len(systems):
+        raise ValueError(f"system names repeat: {[n for n, _ in systems]}")
+    inputs = {name: _read_pairs(args, path) for name, path in systems}
+    scorer = build_scorer(args)
+    values, records = {}, {}
+    for name, (cands, refs, _) in inputs.items():
+        records[name], values[name] = score_records(args.metric, scorer, cands, refs, progress=not args.quiet)
+    up = scorer.system.higher_is_better if args.metric == "er2" else True
+    result = compare_systems(values, up, args.bootstrap, args.randomization, args.seed)
+    result["signature"] = scorer.signature()
+    label = METRIC_NAMES[args.metric] + (" total" if args.metric == "er2" else "")
+    table = compare_table(result, label)
+    print(table, end="")
+    if args.out_dir:
+        out = Path(args.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "compare.md").write_text(table, encoding="utf-8")
+        for name, (_, _, ids) in inputs.items():
+            write_records(str(out / f"scores.{name}.jsonl"),
+                          [{"index": i, **({"id": ids[i]} if ids else {}), **r} for i, r in enumerate(records[name])])
+        plot_differences(values, out / "differences.png", label)
+        print(f"wrote {out}/compare.json, compare.md, differences.png and the scores of each system", file=sys.stderr)
+    return 0
+
+
+# ---- parser ---------------------------------------------------------------------------------------
+def _input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--field", help="JSON lines: the field holding the report")
+    p.add_argument("--reference-field", help="JSON lines: the references' field, when it differs")
+    p.add_argument("--column", help="CSV: the column holding the report")
+    p.add_argument("--reference-column", help="CSV: the references' column, when it differs")
+    p.add_argument("--id-column", help="JSON lines field or CSV column holding each record's id")
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metric", choices=METRICS, default="ratescore")
+    p.add_argument("--model", help="bleurt / er2: export folder or Hub id")
+    p.add_argument("--ner", default=None,
+                   help="ratescore: NER export folder or Hub id (default: the official Angelakeke/RaTE-NER-Deberta)")
+    p.add_argument("--encoder", default=None, help="ratescore: entity encoder folder or Hub id (default: the "
+                   "official BioLORD-2023-C with the official NER, else the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--matrix", default="long", help="ratescore: 'long', 'short' or an official JSON file")
+    p.add_argument("--penalty", choices=["official", "paper"], default="official")
+    p.add_argument("--splitter", choices=["builtin", "pyrush"], default=None,
+                   help="ratescore: default pyrush (the released splitter) with the official NER, else builtin")
+    p.add_argument("--pooling", choices=["cls", "mean"], default="cls")
+    p.add_argument("--empty-score", type=float, default=0.5)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="ratescore bf16: bfloat16 autocast, about 2x faster on CPUs with AMX, scores differ by ~1e-3")
+    p.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="radscore", description="Score radiology reports with trained models.")
     sub = parser.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("score", help="RaTEScore of candidate reports against references",
-                       description=__doc__.split("\n\n")[2].strip())
-    s.add_argument("--ner", required=True, help="NER export folder (IOB or span) or Hub id")
-    s.add_argument("--encoder", default=PACKAGED_MINILM, help="entity encoder folder or Hub id")
-    s.add_argument("--matrix", default="long", help="'long', 'short' or an official JSON file")
+    s = sub.add_parser("score", help="score candidate reports against references",
+                       description=__doc__.split("\n\n")[4].strip())
     s.add_argument("--candidates", required=True, help="file of candidate reports")
     s.add_argument("--references", required=True, help="file of reference reports")
-    s.add_argument("--out", help="JSON lines output (default: stdout)")
-    s.add_argument("--explain", action="store_true", help="add every entity match to each line")
-    s.add_argument("--field", help="JSON lines: the field holding the report")
-    s.add_argument("--reference-field", help="JSON lines: the references' field, when it differs")
-    s.add_argument("--column", help="CSV: the column holding the report")
-    s.add_argument("--reference-column", help="CSV: the references' column, when it differs")
-    s.add_argument("--penalty", choices=["official", "paper"], default="official")
-    s.add_argument("--splitter", choices=["builtin", "pyrush"], default="builtin")
-    s.add_argument("--pooling", choices=["cls", "mean"], default="cls")
-    s.add_argument("--empty-score", type=float, default=0.5)
-    s.add_argument("--batch-size", type=int, default=64)
-    s.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                   help="bf16: bfloat16 autocast, about 2x faster on CPUs with AMX, scores differ by ~1e-3")
-    s.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
-    s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--out", help="output: .csv, else JSON lines (default: JSON lines on stdout)")
+    s.add_argument("--explain", action="store_true", help="ratescore: add every entity match to each record")
+    s.add_argument("--html", help="with --explain: also write the matches as an HTML page")
+    _input_options(s)
+    _model_options(s)
     s.set_defaults(func=_score)
+    c = sub.add_parser("compare", help="compare two or more systems on the same references",
+                       description=__doc__.split("\n\n")[5].strip())
+    c.add_argument("--references", required=True, help="file of reference reports")
+    c.add_argument("--system", action="append", default=[], metavar="NAME=FILE",
+                   help="a system's candidate reports, in the references' order (repeat; the first is the baseline)")
+    c.add_argument("--out-dir", help="write compare.json, compare.md, differences.png and the scores here")
+    c.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    c.add_argument("--randomization", type=int, default=10000, help="approximate-randomisation trials")
+    _input_options(c)
+    _model_options(c)
+    c.set_defaults(func=_compare)
     return parser
 
 
@@ -143,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (ValueError, FileNotFoundError, ImportError) as err:
         print(f"radscore {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a model that transformers could not open
+        print(f"radscore {args.command}: error: {str(err).splitlines()[0] if str(err) else err!r}", file=sys.stderr)
         return 2
 
 
