@@ -62,8 +62,9 @@ def paired_bootstrap_p(a, b, n_resamples: int = 1000, seed: int = 0) -> float:
 
 def randomization_p(a, b, n_resamples: int = 10000, seed: int = 0) -> float:
     """Two-sided p-value of ``mean(a - b) != 0`` by approximate randomisation (module doc)."""
-    from scipy.stats import permutation_test
+    from radscore.optional import require
 
+    permutation_test = require("scipy.stats").permutation_test
     a, b = _paired(a, b)
     if np.array_equal(a, b):
         return 1.0
