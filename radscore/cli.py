@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.records import score_records  # noqa: F401  (part of this module's interface)
 from radscore.stats import bootstrap_ci, summary  # noqa: F401  (part of this module's interface)
 
 METRICS = ("ratescore", "bleurt", "er2")
@@ -119,37 +120,27 @@ def _read_pairs(args, candidates_path: str) -> tuple[list[str], list[str], list[
 
 
 # ---- scoring --------------------------------------------------------------------------------------
-def build_scorer(args):
-    """The scorer of ``--metric`` with the command's options."""
+def scorer_options(args) -> dict:
+    """The keyword arguments of ``--metric``'s scorer (:func:`radscore.integrations.make_scorer`)."""
     if args.metric == "ratescore":
-        from radscore.ratescore import RaTEScore
-
-        return RaTEScore(args.ner, args.encoder, args.matrix, penalty=args.penalty, splitter=args.splitter,
-                         pooling=args.pooling, empty_score=args.empty_score, batch_size=args.batch_size,
-                         device=args.device, precision=args.precision)
+        return dict(ner=args.ner, encoder=args.encoder, affinity_matrix=args.matrix, penalty=args.penalty,
+                    splitter=args.splitter, pooling=args.pooling, empty_score=args.empty_score,
+                    batch_size=args.batch_size, device=args.device, precision=args.precision)
     if not args.model:
         raise ValueError(f"--metric {args.metric} needs --model (an export folder or a Hub id)")
     if args.metric == "bleurt":
-        from radscore.bleurt import ClinicalBLEURT
-
-        return ClinicalBLEURT(args.model, batch_size=args.batch_size, device=args.device)
-    from radscore.er2score import ER2Score
-
-    return ER2Score(args.model, batch_size=args.batch_size, device=args.device, progress=not args.quiet)
+        return dict(model=args.model, batch_size=args.batch_size, device=args.device)
+    return dict(export=args.model, batch_size=args.batch_size, device=args.device)
 
 
-def score_records(metric: str, scorer, cands: list[str], refs: list[str], explain: bool = False,
-                  progress: bool = True) -> tuple[list[dict], list[float]]:
-    """One record per pair (every sub-score) and the headline value of each pair."""
-    if metric == "ratescore":
-        records = [p.to_dict() for p in scorer.iter_score(cands, refs, explain=explain, progress=progress)]
-        return records, [r["f1"] for r in records]
-    if metric == "bleurt":
-        records = [s.to_dict() for s in scorer.iter_score(cands, refs, progress=progress)]
-        return records, [r["score"] for r in records]
-    up = scorer.system.higher_is_better
-    records = [{**s.subscores, "total": s.total, "higher_is_better": up} for s in scorer.score(cands, refs)]
-    return records, [r["total"] for r in records]
+def build_scorer(args):
+    """The scorer of ``--metric`` with the command's options."""
+    from radscore.integrations import make_scorer
+
+    scorer = make_scorer(args.metric, **scorer_options(args))
+    if args.metric == "er2":
+        scorer.progress = not args.quiet
+    return scorer
 
 
 def _flat(record: dict) -> dict:
@@ -203,13 +194,29 @@ def _score(args) -> int:
     if args.explain and args.metric != "ratescore":
         raise ValueError("--explain shows RaTEScore's entity matches; it has no meaning for --metric " + args.metric)
     cands, refs, ids = _read_pairs(args, args.candidates)
-    scorer = build_scorer(args)
     started = time.time()
-    records, values = score_records(args.metric, scorer, cands, refs, args.explain, not args.quiet)
-    rows = [{"index": i, **({"id": ids[i]} if ids else {}), **r} for i, r in enumerate(records)]
+    if args.ray:
+        if args.explain:
+            raise ValueError("--explain is not available with --ray")
+        from radscore.ray_scoring import score_with_ray
+
+        if args.ray_address:
+            import ray
+
+            ray.init(address=args.ray_address, log_to_driver=False)
+        rows = score_with_ray(args.metric, scorer_options(args), cands, refs, ids, actors=args.ray_actors,
+                              chunk_size=args.ray_chunk_size)
+        records = [{k: v for k, v in r.items() if k not in ("index", "id")} for r in rows]
+        values = [r[{"ratescore": "f1", "bleurt": "score", "er2": "total"}[args.metric]] for r in records]
+        scorer = build_scorer(args) if args.out else None  # for the signature beside the output
+    else:
+        scorer = build_scorer(args)
+        records, values = score_records(args.metric, scorer, cands, refs, args.explain, not args.quiet)
+        rows = [{"index": i, **({"id": ids[i]} if ids else {}), **r} for i, r in enumerate(records)]
     write_records(args.out, rows)
     s = summary(values, seed=args.seed)
-    print(f"{_headline(args.metric, scorer)}  n={s['n']}  mean={s['mean']:.4f}  std={s['std']:.4f}  "
+    headline = _headline(args.metric, scorer) if scorer is not None else METRIC_NAMES[args.metric]
+    print(f"{headline}  n={s['n']}  mean={s['mean']:.4f}  std={s['std']:.4f}  "
           f"95% CI=[{s['ci95'][0]:.4f}, {s['ci95'][1]:.4f}]", file=sys.stderr)
     if args.html:
         from radscore.explain_html import render
@@ -272,8 +279,9 @@ def compare_table(result: dict, metric_label: str) -> str:
 
 def plot_differences(values: dict[str, list[float]], path: Path, metric_label: str) -> None:
     """Per-pair differences of every system against the baseline, sorted (one line each)."""
-    import matplotlib
+    from radscore.optional import require
 
+    matplotlib = require("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -362,6 +370,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output: .csv, else JSON lines (default: JSON lines on stdout)")
     s.add_argument("--explain", action="store_true", help="ratescore: add every entity match to each record")
     s.add_argument("--html", help="with --explain: also write the matches as an HTML page")
+    s.add_argument("--ray", action="store_true", help="score on Ray Data: one model copy per actor (pip install 'radscore[ray]')")
+    s.add_argument("--ray-address", help="an existing Ray cluster (default: start a local one)")
+    s.add_argument("--ray-actors", type=int, default=2, help="scoring actors (one model copy each)")
+    s.add_argument("--ray-chunk-size", type=int, default=2048,
+                   help="consecutive pairs per Ray task (default: RaTEScore's own chunk, so the scores equal a run without --ray)")
     _input_options(s)
     _model_options(s)
     s.set_defaults(func=_score)

@@ -1,0 +1,84 @@
+"""Scoring corpora that outgrow one process: the same scorer over Ray Data.
+
+    from radscore.ray_scoring import score_with_ray
+    records = score_with_ray("ratescore", {"ner": "checkpoints/iob_sample/export"}, candidates, references,
+                             actors=8, chunk_size=512)           # ray.init(address=...) first for a cluster
+
+The input is cut into chunks of ``chunk_size`` consecutive pairs; each Ray actor builds one scorer
+(one copy of the models) and scores whole chunks with it, exactly as
+:func:`radscore.records.score_records` does in one process. The records come back in input order
+(each chunk carries its start index), with the ids when given. ``radscore score --ray`` uses it.
+Without a running cluster, a local Ray instance is started with ``actors`` CPUs.
+
+Exactness: the models see the same batches as a single process whose chunks are the same
+(``RaTEScore(chunk_size=chunk_size)``; ClinicalBLEURT's ``iter_score(chunk_size=...)``), so the
+scores are identical to that run. Against a run with other chunks, float32 results of differently
+composed model batches can differ in their last bits (about 1e-7 on a score; entity types,
+matches and ids do not change in practice; ``benchmarks/bench_ray.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from radscore.inputs import check_reports
+
+
+class _ChunkScorer:
+    """A Ray Data callable class: one scorer per actor, built once; each row is one chunk of pairs."""
+
+    def __init__(self, metric: str, options: dict, threads: int):
+        import torch
+
+        from radscore.integrations import make_scorer
+
+        torch.set_num_threads(max(1, threads))
+        self.metric = metric
+        self.scorer = make_scorer(metric, **options)
+
+    def __call__(self, batch: dict) -> dict:
+        from radscore.records import score_records
+
+        out = []
+        for chunk in batch["chunk"]:
+            cands, refs = json.loads(chunk)
+            records, _ = score_records(self.metric, self.scorer, cands, refs, progress=False)
+            out.append(json.dumps(records, ensure_ascii=False))
+        return {"start": batch["start"], "records": out}
+
+
+def score_with_ray(metric: str, options: dict, candidates: Sequence[str], references: Sequence[str],
+                   ids: Sequence[str] | None = None, actors: int = 2, chunk_size: int = 256,
+                   cpus_per_actor: float = 1.0) -> list[dict]:
+    """One record per pair (as ``radscore score`` writes them), in input order (module doc)."""
+    from radscore.optional import require
+
+    ray = require("ray")
+    require("ray.data")
+    candidates, references = check_reports(candidates, references)
+    if ids is not None and len(ids) != len(candidates):
+        raise ValueError(f"{len(ids)} ids for {len(candidates)} pairs")
+    if not candidates:
+        return []
+    if not ray.is_initialized():
+        ray.init(num_cpus=max(1, int(actors * cpus_per_actor)), include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    chunk_size = max(1, int(chunk_size))
+    rows = [{"start": lo, "chunk": json.dumps([candidates[lo:lo + chunk_size], references[lo:lo + chunk_size]],
+                                               ensure_ascii=False)}
+            for lo in range(0, len(candidates), chunk_size)]
+    scored = ray.data.from_items(rows).map_batches(
+        _ChunkScorer, fn_constructor_args=(metric, dict(options), int(cpus_per_actor)), batch_size=1,
+        concurrency=actors, num_cpus=cpus_per_actor, batch_format="numpy")
+    done = sorted(scored.take_all(), key=lambda row: int(row["start"]))
+    if [int(row["start"]) for row in done] != [row["start"] for row in rows]:
+        raise RuntimeError("Ray returned a different set of chunks than it was given")
+    out = []
+    for row in done:
+        for k, record in enumerate(json.loads(row["records"])):
+            i = int(row["start"]) + k
+            out.append({"index": i, **({"id": ids[i]} if ids is not None else {}), **record})
+    if len(out) != len(candidates):
+        raise RuntimeError(f"Ray returned {len(out)} scores for {len(candidates)} pairs")
+    return out
