@@ -17,7 +17,7 @@ from pathlib import Path
 
 MANIFEST = "radscore_manifest.json"
 FORMAT_VERSION = 1
-KINDS = ("ner-iob", "ner-span", "reward", "bleurt")
+KINDS = ("ner-iob", "ner-span", "reward", "bleurt", "ratescore")  # ratescore: a scorer bundle (radscore.bundle)
 
 
 def library_versions(names=("radscore", "torch", "transformers", "pytorch-lightning", "peft",

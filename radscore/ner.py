@@ -327,6 +327,9 @@ def ner_kind(source: str) -> str:
     path = Path(source)
     if path.is_dir():
         if (path / MANIFEST).is_file():
+            if read_manifest(path).get("kind") == "ratescore":
+                raise ValueError(f"{source}: a RaTEScore scorer bundle, not an NER export; load it with "
+                                 "RaTEScore.from_bundle(...)")
             return read_manifest(path, ("ner-iob", "ner-span"))["kind"]
         if (path / HEAD_CONFIG).is_file():
             return "ner-span"

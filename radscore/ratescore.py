@@ -187,6 +187,18 @@ class RaTEScore:
         except OSError as err:
             raise not_found(encoder, "entity encoder", err) from None
 
+    @classmethod
+    def from_bundle(cls, source: str, **overrides) -> "RaTEScore":
+        """The scorer a bundle stands for (:mod:`radscore.bundle`): a folder or the Hub id it was
+        published under; ``overrides`` replace its settings (e.g. ``device="cuda"``)."""
+        from radscore.bundle import bundle_options
+        from radscore.hub import snapshot
+
+        folder = snapshot(str(source), "RaTEScore bundle")
+        scorer = cls(**{**bundle_options(folder), **overrides})
+        scorer.bundle = str(source)
+        return scorer
+
     def signature(self) -> dict:
         """What produced the scores: models (with Hub revision or weights hash), matrix, modes,
         whether this is the official recipe, and the radscore version."""
@@ -196,7 +208,7 @@ class RaTEScore:
         official = (self.ner.source == OFFICIAL_NER and self.encoder.source == OFFICIAL_ENCODER
                     and self.splitter_name == "pyrush" and self.encoder.pooling == "cls"
                     and self.penalty_mode == "official" and self.matrix == resolve_matrix("long"))
-        return {"metric": "RaTEScore", "official_recipe": official,
+        return {"metric": "RaTEScore", "official_recipe": official, "bundle": getattr(self, "bundle", None),
                 "radscore": __version__, "ner": fingerprint(self.ner.source), "ner_kind": self.ner.kind,
                 "encoder": fingerprint(self.encoder.source), "pooling": self.encoder.pooling,
                 "splitter": self.splitter_name, "penalty": self.penalty_mode, "precision": self.precision,

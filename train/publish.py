@@ -60,6 +60,7 @@ TASKS = {  # kind -> (model-index task type, task name)
     "ner-span": ("token-classification", "RaTE NER (span)"),
     "reward": ("text-classification", "ER2Score reward model"),
     "bleurt": ("text-classification", "ClinicalBLEURT regression"),
+    "ratescore": ("text-classification", "RaTEScore scorer bundle (NER export, entity encoder, tuned W and p)"),
 }
 
 
@@ -118,6 +119,10 @@ def check_loads(folder: Path, kind: str, dry_run: bool = False) -> list[str]:
             from radscore import ClinicalBLEURT
 
             ClinicalBLEURT(str(folder), device="cpu")
+        elif kind == "ratescore":
+            from radscore import RaTEScore
+
+            RaTEScore.from_bundle(str(folder), device="cpu").compute_score(["No effusion."], ["Small effusion."])
         else:
             raise PublishError(f"{folder}: no loader for export kind {kind!r}")
     except PublishError:
@@ -129,7 +134,13 @@ def check_loads(folder: Path, kind: str, dry_run: bool = False) -> list[str]:
 
 
 def training_data(folder: Path) -> list[str]:
-    """Every data source named by the export's training config (empty when it has none)."""
+    """Every data source named by the export's training config, or by a scorer bundle's manifest
+    (empty when there is none)."""
+    manifest = folder / "radscore_manifest.json"
+    if manifest.is_file():
+        sources = json.loads(manifest.read_text()).get("data_sources")
+        if sources:
+            return list(sources)
     cfg = folder / "training_config.yaml"
     if not cfg.is_file():
         return []
@@ -250,6 +261,9 @@ def usage(kind: str, repo_id: str) -> str:
                      "released `ratescore` package loads it too:\n\n"
                      f"```python\nfrom RaTEScore import RaTEScore\n\nscorer = RaTEScore(bert_model=\"{repo_id}\")\n```\n")
         return text
+    if kind == "ratescore":
+        return (f"```python\nfrom radscore import RaTEScore\n\nscorer = RaTEScore.from_bundle(\"{repo_id}\")\n"
+                "scorer.compute_score([\"No pleural effusion.\"], [\"Small left pleural effusion.\"])\n```\n")
     cls = {"reward": "ER2Score", "bleurt": "ClinicalBLEURT"}[kind]
     return (f"```python\nfrom radscore import {cls}\n\nmodel = {cls}(\"{repo_id}\")\n"
             "model.score([\"No pleural effusion.\"], [\"Small left pleural effusion.\"])\n```\n")

@@ -131,6 +131,11 @@ def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
              "reward": tmp_path / "reward",
              "bleurt": build_tiny_bleurt_export(tmp_path / "bleurt", tiny_backbone)}
     build_tiny_reward_export(tmp_path / "reward", tiny_backbone, RADCLIQ, max_length=48)
+    from radscore.scoring import AffinityMatrix
+    from train.bundle import write_bundle
+
+    built["ratescore"] = write_bundle(tmp_path / "bundle", built["ner-iob"], tiny_backbone,
+                                      AffinityMatrix.builtin("short"), splitter="builtin")
     cache = tmp_path / "hub"
     code = ["import json, warnings", "warnings.simplefilter('ignore')", "out = {}"]
     for kind, folder in built.items():
@@ -150,6 +155,9 @@ def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
     assert set(out) == set(built)
     for kind, values in out.items():
         assert len(values) == 1 and isinstance(values[0], float) and np.isfinite(values[0]), (kind, values)
+    direct = RaTEScore(built["ner-iob"], tiny_backbone, affinity_matrix="short").compute_score(
+        ["No pleural effusion."], ["Small left pleural effusion."])
+    assert out["ratescore"] == direct  # the bundle by Hub id is the scorer it was built from
 
 
 def test_hub_ids_resolve_to_the_cached_snapshot(tmp_path, tiny_backbone, monkeypatch):

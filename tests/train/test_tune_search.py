@@ -100,6 +100,19 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
                            load_config(cfg_path).scorer, world["cache"], progress=False)
     np.testing.assert_allclose(tables.score_matrix(matrix), direct, atol=1e-6, rtol=0)
 
+    # ... and the scorer bundle beside it is that scorer in one line, ready to publish
+    bundled = RaTEScore.from_bundle(str(out / "bundle"))
+    assert bundled.compute_score([p.candidate for p in pairs], [p.reference for p in pairs]) == direct
+    assert bundled.matrix == matrix and (out / "bundle" / "ner" / "radscore_manifest.json").is_file()
+    from train.publish import PublishError, publish
+
+    with pytest.raises(PublishError, match="training data not known"):  # the ratings live in a temp folder
+        publish(out / "bundle", "you/ratescore-tuned", dry_run=True, echo=lambda *_: None)
+    dry = publish(out / "bundle", "you/ratescore-tuned", dry_run=True, echo=lambda *_: None,
+                  license="apache-2.0", datasets=["test ratings"])
+    assert 'RaTEScore.from_bundle("you/ratescore-tuned")' in dry["card"]
+    assert any(name == "ner/radscore_manifest.json" for name, _ in dry["files"])
+
 
 def test_the_search_beats_uniform_on_planted_ratings(world, tmp_path):
     """Ratings made by RaTEScore with a planted random W and p = 0.2 (plus noise) on the synthetic

@@ -107,8 +107,23 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
         "seconds_total": round(time.perf_counter() - t0, 3),
     }
     write_report(run_dir / "report.json", report)
+    bundle = write_scorer_bundle(cfg, run_dir, tuned, {f"test/{method}": results["tuned"]["test"]["value"]})
     print(f"wrote {matrix_path}, {run_dir / 'report.json'}, {run_dir / 'W_heatmap.png'}, {run_dir / 'history.png'}")
+    print(f"scorer bundle: {bundle} (RaTEScore.from_bundle('{bundle}'); python -m train publish {bundle} --repo-id ...)")
     return report
+
+
+def write_scorer_bundle(cfg: TuneConfig, run_dir: Path, tuned: AffinityMatrix, metrics: dict) -> Path:
+    """``<run>/bundle``: the scorer this search tuned, ready for ``RaTEScore.from_bundle`` and publishing
+    (:mod:`radscore.bundle`); its data sources are the NER export's training data and the ratings."""
+    from train.bundle import write_bundle
+    from train.publish import training_data
+
+    sc = cfg.scorer
+    ner_data = training_data(Path(sc.ner)) if Path(sc.ner).is_dir() else []
+    return write_bundle(run_dir / "bundle", sc.ner, sc.encoder, tuned, penalty=sc.penalty, splitter=sc.splitter,
+                        pooling=sc.pooling, empty_score=sc.empty_score,
+                        data_sources=list(dict.fromkeys([*ner_data, str(cfg.data.path)])), metrics=metrics)
 
 
 def main(argv: list[str] | None = None) -> int:
