@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0 if argv else 2
     task, rest = argv[0], argv[1:]
+    from train import quiet
+
+    quiet.install()  # only the known-harmless library messages (train/quiet.py)
     if task == "ner":
         from train.ner.cli import main as ner_main
 

@@ -4,8 +4,8 @@ What it adds to LightningCLI:
 - the run folder ``checkpoints/<config file stem>/`` (``--run_dir`` overrides it): Lightning
   checkpoints in ``ckpt/`` (the best on the task's monitored key, and ``last.ckpt``, so a killed
   run resumes with ``--ckpt_path last``), CSV logs in ``logs/`` and the resolved config;
-- CSV logging always, plus Weights & Biases when ``--wandb true`` (offline unless the user has
-  configured an account: ``WANDB_MODE`` decides);
+- CSV logging always, plus Weights & Biases when ``--wandb true`` (online when the user has an
+  account configured, offline otherwise, ``WANDB_MODE`` when set: :mod:`train.wandb_mode`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only).
 """
@@ -13,7 +13,6 @@ What it adds to LightningCLI:
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytorch_lightning as pl
@@ -75,7 +74,7 @@ class RadscoreCLI(LightningCLI):
         parser.add_argument("--run_dir", type=str | None, default=None,
                             help="run folder (default: checkpoints/<config file stem>)")
         parser.add_argument("--wandb", type=bool, default=False,
-                            help="also log to Weights & Biases (offline unless WANDB_MODE says otherwise)")
+                            help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
         parser.add_lightning_class_args(RunCheckpoint, "checkpoint")
         parser.set_defaults({"checkpoint.monitor": self.monitor, "checkpoint.mode": self.monitor_mode,
                              "checkpoint.save_last": True, "checkpoint.filename": "best-{epoch:02d}-{step}"})
@@ -116,7 +115,9 @@ class RadscoreCLI(LightningCLI):
             if self._cfg.get("wandb"):
                 from pytorch_lightning.loggers import WandbLogger
 
-                os.environ.setdefault("WANDB_MODE", "offline")
+                from train import wandb_mode
+
+                wandb_mode.apply()
                 loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run)))
             kwargs["logger"] = loggers
         return super().instantiate_trainer(**kwargs)

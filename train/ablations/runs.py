@@ -266,7 +266,6 @@ class RunManager:
         log_path = run_dir / "ablations_fit.log"
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
-        env.setdefault("WANDB_MODE", "offline")
         stdout = None if self.progress else subprocess.DEVNULL
         with log_path.open("wb") as log:
             proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
