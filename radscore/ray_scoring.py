@@ -70,7 +70,7 @@ def score_with_ray(metric: str, options: dict, candidates: Sequence[str], refere
             for lo in range(0, len(candidates), chunk_size)]
     scored = ray.data.from_items(rows).map_batches(
         _ChunkScorer, fn_constructor_args=(metric, dict(options), int(cpus_per_actor)), batch_size=1,
-        concurrency=actors, num_cpus=cpus_per_actor, batch_format="numpy")
+        compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=cpus_per_actor, batch_format="numpy")
     done = sorted(scored.take_all(), key=lambda row: int(row["start"]))
     if [int(row["start"]) for row in done] != [row["start"] for row in rows]:
         raise RuntimeError("Ray returned a different set of chunks than it was given")
