@@ -12,15 +12,17 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 install: $(STAMP)
 
 # Re-installs only when pyproject.toml changes; torch first so pip never pulls a CUDA build.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
 	$(PY) -m pip install --quiet -e ".[train,dev]"
-	# RadEval, for the adapter's tests only: its declared dependencies pin medspacy (numpy<2), which
-	# would break this environment; the parts the adapter uses (metric base class, registry, RadEval
-	# runner, make_reward_fn) import only what is already here.
-	$(PY) -m pip install --quiet --no-deps "radeval==2.2.1"
+	# RadEval, for the adapter's tests only, in its own folder (tests/radscore/test_integrations.py
+	# appends it to sys.path): its declared dependencies pin medspacy (numpy<2), which would break
+	# this environment, and its wheel installs a top-level `tests` package that would shadow ours.
+	# The parts the adapter uses (metric base class, registry, RadEval, make_reward_fn) import only
+	# what is already here.
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/radeval-lib "radeval==2.2.1"
 	touch $(STAMP)
 
 test: install

@@ -3,6 +3,9 @@ its dependency pins, see the Makefile; ``trl``) with tiny local exports."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from radscore import ClinicalBLEURT, ER2Score, RaTEScore
@@ -11,6 +14,18 @@ from train.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_ti
 
 CANDS = ["No pleural effusion. Heart size normal.", "", "Mild cardiomegaly.", "Liver is enlarged."]
 REFS = ["Small left pleural effusion.", "No pneumothorax.", "Heart size is normal.", "Fatty liver."]
+
+
+RADEVAL_LIB = Path(sys.prefix) / "radeval-lib"  # where the Makefile installs radeval (see there)
+
+
+@pytest.fixture
+def radeval_on_path(monkeypatch):
+    """RadEval from its own folder, after everything else on sys.path (its wheel ships a top-level
+    ``tests`` package, which must not shadow ours)."""
+    if RADEVAL_LIB.is_dir():
+        monkeypatch.setattr(sys, "path", [*sys.path, str(RADEVAL_LIB)])
+    return pytest.importorskip("radeval")
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +47,8 @@ def direct(exports):
 
 
 # ---- RadEval ------------------------------------------------------------------------------------
-def test_radeval_runs_radscore_metrics_by_name(exports, direct):
-    radeval = pytest.importorskip("radeval")
+def test_radeval_runs_radscore_metrics_by_name(exports, direct, radeval_on_path):
+    radeval = radeval_on_path
     from radscore.integrations.radeval import register
 
     assert register() == ["radscore_ratescore", "radscore_bleurt", "radscore_er2"]
@@ -48,7 +63,7 @@ def test_radeval_runs_radscore_metrics_by_name(exports, direct):
     assert per_sample["radscore_ratescore"][1] == 0.5
 
 
-def test_radeval_reward_factory_accepts_radscore_metrics(exports, direct):
+def test_radeval_reward_factory_accepts_radscore_metrics(exports, direct, radeval_on_path):
     rewards = pytest.importorskip("radeval.rewards")
     from radscore.integrations.radeval import register
 
