@@ -32,10 +32,14 @@ test: install
 demo: install
 	$(PY) -m train demo $(DEMO_ARGS)
 
+# After editing data/samples/reports.jsonl: validate, (re)write the corpus split, rebuild the NER files.
 samples: install
+	$(PY) -m data validate --consistency data/samples/reports.jsonl
+	$(PY) -m data split
 	$(PY) -m data build-samples
 
 stats: install
+	$(PY) -m data corpus-stats data/samples/reports.jsonl
 	$(PY) -m data stats data/samples/ratener/all
 
 # Train an NER model, test it on the test split and export it (checkpoints/<config stem>/export).

@@ -23,6 +23,11 @@ from radscore.labels import ENTITY_TYPES, OUTSIDE
 WORD_RE = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:[-'/]\w+)*|[^\w\s]")
 
 REPORT_KEYS = ("id", "modality", "anatomy", "style", "findings", "impression")
+# Optional keys: ``preamble`` (INDICATION / TECHNIQUE / COMPARISON lines, each written with its
+# header, annotated like any sentence) and ``group`` (the case a report belongs to: reports of one
+# group are near-duplicate cases and always fall on the same side of the corpus split).
+OPTIONAL_KEYS = ("preamble", "group")
+SECTIONS = ("preamble", "findings", "impression")
 STYLES = ("clinical", "teaching")
 MODALITIES = (
     "X-ray", "CT", "CTA", "MRI", "MRA", "Ultrasound", "Mammography", "Fluoroscopy",
@@ -30,7 +35,7 @@ MODALITIES = (
 )
 ANATOMIES = (
     "chest", "head", "neck", "spine", "abdomen", "pelvis", "upper extremity",
-    "lower extremity", "breast", "cardiac", "vascular", "genitourinary",
+    "lower extremity", "breast", "cardiac", "vascular", "genitourinary", "whole body",
 )
 
 
@@ -149,14 +154,25 @@ class Report:
     findings: tuple[AnnotatedSentence, ...]
     impression: tuple[AnnotatedSentence, ...]
     raw: dict
+    preamble: tuple[AnnotatedSentence, ...] = ()
+    group: str = ""
 
     @property
     def sentences(self) -> tuple[AnnotatedSentence, ...]:
-        return self.findings + self.impression
+        """Every sentence of the report in reading order (preamble, findings, impression)."""
+        return self.preamble + self.findings + self.impression
+
+    @property
+    def case(self) -> str:
+        """The near-duplicate group of the report (its own id when it has none)."""
+        return self.group or self.id
 
     def text(self, section: str | None = None) -> str:
-        parts = {"findings": self.findings, "impression": self.impression}
-        chosen = [parts[section]] if section else [self.findings, self.impression]
+        """The whole report (``section=None``) or one section, sentences joined by one space."""
+        parts = {"preamble": self.preamble, "findings": self.findings, "impression": self.impression}
+        if section is not None and section not in parts:
+            raise ValueError(f"unknown section {section!r}; expected one of {list(parts)}")
+        chosen = [parts[section]] if section else [parts[k] for k in SECTIONS]
         return " ".join(s.text for sec in chosen for s in sec)
 
 
@@ -173,11 +189,19 @@ def parse_report(record: dict) -> Report:
         raise AnnotationError(f"modality {record['modality']!r} is not one of {list(MODALITIES)}")
     if record["anatomy"] not in ANATOMIES:
         raise AnnotationError(f"anatomy {record['anatomy']!r} is not one of {list(ANATOMIES)}")
+    unknown = sorted(set(record) - set(REPORT_KEYS) - set(OPTIONAL_KEYS))
+    if unknown:
+        raise AnnotationError(f"unknown keys {unknown}; allowed: {list(REPORT_KEYS + OPTIONAL_KEYS)}")
+    group = record.get("group", "")
+    if not isinstance(group, str):
+        raise AnnotationError(f"group must be a string, not {type(group).__name__}")
     sections = {}
-    for key in ("findings", "impression"):
-        value = record[key]
-        if not isinstance(value, list) or not value:
-            raise AnnotationError(f"{key} must be a non-empty list of sentences")
+    for key in SECTIONS:
+        value = record.get(key, [])
+        # A report may be impression-only (one-line studies) and need not have a preamble.
+        if not isinstance(value, list) or (key == "impression" and not value):
+            raise AnnotationError(
+                f"{key} must be a {'non-empty ' if key == 'impression' else ''}list of sentences")
         parsed = []
         for k, sentence in enumerate(value):
             try:
@@ -187,7 +211,7 @@ def parse_report(record: dict) -> Report:
         sections[key] = tuple(parsed)
     return Report(
         str(record["id"]), record["modality"], record["anatomy"], record["style"],
-        sections["findings"], sections["impression"], record,
+        sections["findings"], sections["impression"], record, sections["preamble"], group,
     )
 
 

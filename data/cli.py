@@ -1,23 +1,63 @@
-"""Command line of the data layer: ``python -m data {validate,build-samples,stats,synth,generate-er2} …``."""
+"""Command line of the data layer: ``python -m data {validate,split,build-samples,stats,corpus-stats,synth,generate-er2} …``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _validate(args) -> int:
-    from data.annotation import validate_reports_file
+    from data.annotation import read_reports, validate_reports_file
 
     bad = 0
     for path in args.files:
         errors = validate_reports_file(path)
+        if not errors and args.consistency:
+            from data.corpus_check import read_reviewed, unreviewed_issues
+
+            reviewed = read_reviewed(Path(path).parent / "consistency_reviewed.txt")
+            issues, stale = unreviewed_issues(read_reports(path), reviewed)
+            errors = [f"{path}: {issue}" for issue in issues]
+            errors += [f"{path}: reviewed exception no longer occurs (remove it from consistency_reviewed.txt): "
+                       f"{line}" for line in stale]
+            if reviewed and not errors:
+                print(f"{path}: {len(reviewed)} reviewed exception(s) in consistency_reviewed.txt")
         for e in errors:
             print(e, file=sys.stderr)
         bad += len(errors)
         if not errors:
             print(f"{path}: ok")
     return 1 if bad else 0
+
+
+def _split(args) -> int:
+    from data.annotation import read_reports
+    from data.split import read_split, write_split
+
+    reports = read_reports(args.reports)
+    out = args.out or str(Path(args.reports).parent / "split.json")
+    if args.check:
+        split = read_split(out)
+        split.check(reports)
+        print(f"{out}: ok ({len(split.sides)} reports)")
+        return 0
+    split = write_split(reports, out)
+    counts = {s: len(split.ids(s)) for s in ("train", "dev", "test")}
+    print(f"{out}: " + ", ".join(f"{k} {v} reports" for k, v in counts.items())
+          + f"; {len(set(split.groups.values()))} multi-report case groups kept on one side")
+    return 0
+
+
+def _corpus_stats(args) -> int:
+    from data.annotation import read_reports
+    from data.corpus_check import corpus_figures, format_figures
+    from data.split import split_for
+
+    reports = read_reports(args.reports)
+    print(f"{args.reports}:")
+    print(format_figures(corpus_figures(reports, split_for(reports, args.reports))))
+    return 0
 
 
 def _build_samples(args) -> int:
@@ -71,9 +111,25 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check inline [text|TYPE] annotations of corpus JSONL files")
     p.add_argument("files", nargs="+")
+    p.add_argument("--consistency", action="store_true",
+                   help="also check one decision per phrase: the same words in the same context typed two "
+                   "ways, or annotated in one place and not in another (data/corpus_check.py); "
+                   "reviewed exceptions: consistency_reviewed.txt beside the file")
     p.set_defaults(func=_validate)
 
     from data.samples import RATENER_DIR, REPORTS
+
+    p = sub.add_parser("split", help="write (or --check) the corpus's one train/dev/test split, split.json "
+                       "beside the corpus file")
+    p.add_argument("--reports", default=str(REPORTS))
+    p.add_argument("--out", default=None, help="default: split.json beside --reports")
+    p.add_argument("--check", action="store_true", help="check the stored split against the corpus, write nothing")
+    p.set_defaults(func=_split)
+
+    p = sub.add_parser("corpus-stats", help="figures of an authored corpus file: reports, sentences, entities, "
+                       "normal share, lengths, headers, modalities, anatomies, split")
+    p.add_argument("reports", nargs="?", default=str(REPORTS))
+    p.set_defaults(func=_corpus_stats)
 
     p = sub.add_parser("build-samples", help="convert the authored corpus into RaTE-NER files")
     p.add_argument("--reports", default=str(REPORTS))
