@@ -2,25 +2,24 @@
 
 Sources are the two writing styles: ``clinical`` (terse hospital phrasing, the role MIMIC-IV plays
 in RaTE-NER) and ``teaching`` (teaching-file phrasing, the role of Radiopaedia), plus ``all``.
-Reports are split 70/15/15 within each style, by the SHA-1 of their id (deterministic, and no
-report in two splits). Output is byte-for-byte reproducible; a test checks the committed files.
+Reports go to train/dev/test by the project's one corpus split (``data/samples/split.json``, see
+:mod:`data.split`). Output is byte-for-byte reproducible; a test checks the committed files.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from radscore.labels import ID2LABEL, LABEL2ID
-from data.annotation import STYLES, Report, read_reports
+from data.annotation import SECTIONS, STYLES, Report, read_reports
 from data.iob import iob_to_spans
 from data.ratener import NERSentence, SPLITS, to_span_docs, write_iob
+from data.split import split_for
 
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 REPORTS = SAMPLES_DIR / "reports.jsonl"
 RATENER_DIR = SAMPLES_DIR / "ratener"
-SPLIT_SHARES = (0.70, 0.15, 0.15)
 
 README = """# RaTE-NER-format files built from the authored sample corpus
 
@@ -33,30 +32,22 @@ sample figures, never the paper's benchmark.
 - `{train,dev,test}_IOB.json`: JSON lines `{id, tokens, ner_tags (ids), report_id, section,
   modality, anatomy, style}`; `{split}_span.json`: PURE documents (one per report) with inclusive
   document-level word indices.
-- Reports are split 70/15/15 per style by the SHA-1 of the report id.
+- Reports are split by the project's one corpus split, `data/samples/split.json` (whole case
+  groups on one side, about 70/15/15); the synthetic sets, the W search, the reward model,
+  ClinicalBLEURT, the demo and the ablation tables use the same split.
 """
 
 
-def split_reports(reports: list[Report]) -> dict[str, list[Report]]:
-    """Assign each report to train/dev/test, 70/15/15 within each style."""
-    out = {s: [] for s in SPLITS}
-    for style in STYLES:
-        group = sorted((r for r in reports if r.style == style),
-                       key=lambda r: hashlib.sha1(r.id.encode()).hexdigest())
-        n = len(group)
-        n_train = round(SPLIT_SHARES[0] * n)
-        n_dev = round(SPLIT_SHARES[1] * n)
-        out["train"] += group[:n_train]
-        out["dev"] += group[n_train : n_train + n_dev]
-        out["test"] += group[n_train + n_dev :]
-    for s in SPLITS:
-        out[s].sort(key=lambda r: r.id)
+def split_reports(reports: list[Report], corpus_path: str | Path | None = None) -> dict[str, list[Report]]:
+    """Reports by side of the corpus split (see :mod:`data.split`)."""
+    split = split_for(reports, corpus_path)
+    out = {s: sorted((r for r in reports if split.of(r.id) == s), key=lambda r: r.id) for s in SPLITS}
     return out
 
 
 def report_sentences(report: Report) -> list[NERSentence]:
     out = []
-    for section in ("findings", "impression"):
+    for section in SECTIONS:
         for k, sent in enumerate(getattr(report, section)):
             tags = sent.iob_tags()
             out.append(NERSentence(
@@ -71,7 +62,7 @@ def build_samples(reports_path: str | Path = REPORTS, out_dir: str | Path = RATE
     """Write the RaTE-NER layout; returns ``{source: {split: n_sentences}}``."""
     reports = read_reports(reports_path)
     out_dir = Path(out_dir)
-    splits = split_reports(reports)
+    splits = split_reports(reports, reports_path)
     summary: dict[str, dict[str, int]] = {}
     for source in (*STYLES, "all"):
         folder = out_dir / source

@@ -6,7 +6,8 @@
    killed run resumes from ``last.ckpt``);
 3. the TPE search of W and p (``configs/tune/sample.yaml`` with that NER export; the study in
    ``<out>/tune`` resumes);
-4. the held-out pairs of the search's 8:2 split by reference report, scored with ``radscore``:
+4. the held-out pairs (test-split references of the corpus's one split, ``data/samples/split.json``,
+   which no model or search of the demo was trained on), scored with ``radscore``:
    RaTEScore with the released long and short matrices and the tuned one, against BLEU-4, BLEU-2,
    ROUGE-L and BERTScore (METEOR when WordNet is installed); Kendall tau-b and Pearson r with
    grouped bootstrap CIs, and the accuracy on the synthetic Task 3 triads;
@@ -130,13 +131,23 @@ def modality_of_groups(reports: Path) -> dict[str, str]:
     return out
 
 
+def held_out(cfg) -> tuple[list, list]:
+    """What the demo evaluates: the test side of the tune config's split (with the sample config,
+    the test-split references of the corpus split) and the synthetic Task 3 triads (made from
+    test-split references only). ``tests/test_leakage.py`` checks both against every training set."""
+    from data.rate_eval import read_rate_eval_task3
+    from train.tune.data import read_pairs, split_pairs
+
+    pairs = read_pairs(cfg.data)
+    split = split_pairs(pairs, cfg.split)
+    return [pairs[i] for i in split.test], read_rate_eval_task3(Path(cfg.data.path))
+
+
 def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
-    from data.rate_eval import read_rate_eval_task3
     from train.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
     from train.tune.config import load_config
-    from train.tune.data import read_pairs, split_pairs
     from train.tune.report import heatmap
 
     out.mkdir(parents=True, exist_ok=True)
@@ -157,9 +168,7 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     _stage("TPE search", timings, t0)
 
     t0 = time.perf_counter()
-    pairs = read_pairs(cfg.data)
-    split = split_pairs(pairs, cfg.split)
-    test = [pairs[i] for i in split.test]
+    test, triads = held_out(cfg)
     refs, cands = [p.reference for p in test], [p.candidate for p in test]
     ratings = np.array([p.rating for p in test], dtype=np.float64)
     groups = [p.group for p in test]
@@ -167,7 +176,6 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     encoder = cfg.scorer.encoder
     scores, unavailable = score_metrics(refs, cands, str(export), encoder, matrices, cfg.scorer, baselines, progress)
 
-    triads = read_rate_eval_task3(Path(cfg.data.path))
     originals, n_t = [t.original for t in triads], len(triads)
     both, _ = score_metrics(originals + originals, [t.synonym for t in triads] + [t.opposite for t in triads],
                             str(export), encoder, matrices, cfg.scorer,
@@ -193,8 +201,8 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
         scatter(values, ratings, out / f"scatter_{name}.png", f"SYNTHETIC: {METRIC_LABELS.get(name, name)}",
                 "simulated rating (0-5)", stats)
     heatmap(tuned, out / "W_heatmap.png", f"SYNTHETIC: tuned W ({cfg.objective.correlation}, train split)")
-    header = (f"demo: {len(test)} held-out pairs ({len(set(groups))} reference reports) of the synthetic "
-              f"Task-2-style set, {len(triads)} synthetic triads; NER {export}")
+    header = (f"demo: {len(test)} held-out pairs ({len(set(groups))} test-split reference reports of the corpus "
+              f"split) of the synthetic Task-2-style set, {len(triads)} synthetic triads; NER {export}")
     table = format_table(rows, unavailable, header, float(rep.confidence))
     _stage("meta-evaluation and plots", timings, t0)
 

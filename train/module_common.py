@@ -36,3 +36,20 @@ def adamw_linear_warmup(module, body: list, head: list) -> dict:
     total = max(1, int(module.trainer.estimated_stepping_batches))
     scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+SIDE_NAMES = {"train": "train", "dev": "val", "val": "val", "test": "test"}
+
+
+def split_by_column(rows: list, source: str) -> dict[str, list]:
+    """Rows by the side written in their ``split`` key (``train``, ``dev``/``val``, ``test``), as
+    the SYNTHETIC sets carry the corpus split (:mod:`data.split`). A row without a known side is
+    an error naming it: nothing is dropped or guessed."""
+    out = {"train": [], "val": [], "test": []}
+    for row in rows:
+        side = SIDE_NAMES.get(str(row.meta.get("split")))
+        if side is None:
+            raise ValueError(f"{source}: row {row.id!r} has split={row.meta.get('split')!r}; split_by 'column' "
+                             "needs train, dev (or val) or test in every row")
+        out[side].append(row)
+    return out

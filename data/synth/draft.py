@@ -8,7 +8,8 @@ candidate sentence and in the reference sentence, so :meth:`Draft.finalize` can 
 its exact character span in the final candidate text and in the reference text.
 
 Two edits never touch overlapping text (:class:`EditConflict`); this is what keeps every span
-exact. Texts are the sentences joined by one space, as :meth:`data.annotation.Report.text`.
+exact. Texts are the findings and impression sentences joined by one space (a report's preamble
+is not edited and not part of them).
 """
 
 from __future__ import annotations

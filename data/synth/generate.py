@@ -10,11 +10,18 @@ Sizes (``--sizes rexval=120,task1=400,...``): ``rexval`` pairs (rounded up to wh
 candidates), ``task1`` sentence pairs, ``task2`` paragraph pairs, ``task3`` triads, ``er2`` rows
 per scoring system (rounded up to whole references of 3 candidates), ``bleurt`` rows. A reference
 is reused (with new random edits) only when a set asks for more items than the corpus has.
+
+Every set follows the corpus's one split (:mod:`data.split`): an item's reference, its candidate and
+every sentence inserted into it come from reports of one side. Texts are a report's findings and
+impression (the sentences the generator edits); a preamble (INDICATION / TECHNIQUE / COMPARISON)
+is not part of them. The evaluation-only sets (ReXVal
+layout, Task 3 triads) use test-split references only; Task 1 and Task 2 are written to
+``rate_train``/``rate_test`` by their reference's side (``dev`` counts as train there); ER² and
+ClinicalBLEURT rows carry their reference's side in a ``split`` key (``train``/``dev``/``test``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from pathlib import Path
@@ -30,6 +37,7 @@ from data.synth.labels import (RaterNoise, bleurt_counts, mrscore_items, radcliq
                                simulate_raters, task1_rating, task2_score)
 from data.synth.lexicon import Lexicon, load_lexicon
 from data.synth.writers import write_all
+from data.split import CorpusSplit, split_for
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
@@ -86,11 +94,6 @@ def parse_sizes(text: str | None) -> dict[str, int]:
     return sizes
 
 
-def split_of(reference_id: str, test_share: int = 5) -> str:
-    """Train/test by the SHA-1 of the reference id: one report in five goes to test."""
-    return "test" if int(hashlib.sha1(reference_id.encode()).hexdigest()[:8], 16) % test_share == 0 else "train"
-
-
 def _stream(items, rng: random.Random):
     while True:
         order = list(items)
@@ -101,18 +104,25 @@ def _stream(items, rng: random.Random):
 class Generator:
     """Candidates for one corpus and lexicon; each builder takes its own seeded ``rng``."""
 
-    def __init__(self, reports: list[Report], lex: Lexicon | None = None):
+    def __init__(self, reports: list[Report], lex: Lexicon | None = None, split: CorpusSplit | None = None):
         self.reports = reports
         self.lex = lex or load_lexicon()
-        self.donors: dict[str, list] = {}
+        self.split = split or split_for(reports)
+        self.test_reports = [r for r in reports if self.split.of(r.id) == "test"]
+        if not self.test_reports:
+            raise SynthError("the corpus split has no test report: the evaluation sets need some")
+        self.donors: dict[tuple, list] = {}
         for rep in reports:
             for section in ("findings", "impression"):
                 for sent in getattr(rep, section):
                     if any(e.type in POSITIVE for e in sent.entities):
-                        self.donors.setdefault(rep.anatomy, []).append((rep.id, section, sent))
+                        key = (self.split.of(rep.id), rep.anatomy)
+                        self.donors.setdefault(key, []).append((rep.id, section, sent))
 
     def _donors(self, rep: Report, rng: random.Random, k: int = 16):
-        pool = [d for d in self.donors.get(rep.anatomy, []) if d[0] != rep.id]
+        """Sentences to insert: same anatomy, same side of the corpus split, another case."""
+        pool = [d for d in self.donors.get((self.split.of(rep.id), rep.anatomy), [])
+                if self.split.case(d[0]) != rep.case]
         return rng.sample(pool, min(k, len(pool)))
 
     def candidate(self, rep: Report, rng: random.Random, n_errors: int, n_typos: int = 0,
@@ -131,7 +141,7 @@ class Generator:
 
     # -- sets ----------------------------------------------------------------------------------
     def rexval(self, n_pairs: int, rng: random.Random, noise: RaterNoise) -> list[dict]:
-        studies, refs = [], _stream(self.reports, rng)
+        studies, refs = [], _stream(self.test_reports, rng)  # evaluation only: test references
         n_studies = math.ceil(n_pairs / len(CANDIDATE_TYPES))
         for _ in self._attempts(n_studies):
             if len(studies) >= n_studies:
@@ -145,12 +155,17 @@ class Generator:
                 cands[ctype] = cand
             if len(cands) == len(CANDIDATE_TYPES):
                 studies.append({"study_id": f"synthetic-{len(studies):04d}", "reference_id": rep.id,
-                                "reference": rep.text(), "candidates": cands})
+                                "reference": Draft.from_report(rep).reference, "candidates": cands})
         return studies
 
     def task1(self, n: int, rng: random.Random) -> list[dict]:
+        # a test-side item never uses a sentence that also occurs, word for word, in a training
+        # report ("No pneumothorax." is common): its pair could otherwise be a training pair too
+        seen_in_training = {s.text for rep in self.reports if self.split.of(rep.id) != "test"
+                            for s in rep.findings + rep.impression}
         pool = [(rep, sec, k, s) for rep in self.reports for sec in ("findings", "impression")
-                for k, s in enumerate(getattr(rep, sec)) if s.entities]
+                for k, s in enumerate(getattr(rep, sec)) if s.entities
+                and not (self.split.of(rep.id) == "test" and s.text in seen_in_training)]
         out, stream = [], _stream(pool, rng)
         for _ in self._attempts(n):
             if len(out) >= n:
@@ -166,7 +181,8 @@ class Generator:
             n_cand = sum(len(parse_annotated(s["annotated"]).entities)
                          for s in cand["candidate_sentences"])
             errors, potential, rating = task1_rating(len(sent.entities), n_cand, cand["edits"])
-            cand.update(id=f"task1-{len(out):05d}", sentence=f"{sec}[{k}]", split=split_of(rep.id),
+            cand.update(id=f"task1-{len(out):05d}", sentence=f"{sec}[{k}]",
+                        split=self.split.synthetic_side(rep.id),
                         labels={"errors": errors, "potential_errors": potential, "rate": rating})
             out.append(cand)
         return out
@@ -182,13 +198,13 @@ class Generator:
             if cand is None:
                 continue
             share, score = task2_score(n_find, cand["edits"])
-            cand.update(id=f"task2-{len(out):05d}", split=split_of(rep.id),
+            cand.update(id=f"task2-{len(out):05d}", split=self.split.synthetic_side(rep.id),
                         labels={"findings": n_find, "share_correct": share, "Score": score})
             out.append(cand)
         return out
 
     def task3(self, n: int, rng: random.Random) -> list[dict]:
-        out, refs = [], _stream(self.reports, rng)
+        out, refs = [], _stream(self.test_reports, rng)  # evaluation only: test references
         for _ in self._attempts(n):
             if len(out) >= n:
                 break
@@ -200,7 +216,7 @@ class Generator:
                 continue
             s, o = syn.finalize(), opp.finalize()
             out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
-                        "original": rep.text(), "synonym": s["candidate"], "opposite": o["candidate"],
+                        "original": syn.reference, "synonym": s["candidate"], "opposite": o["candidate"],
                         "synonym_edits": s["edits"], "opposite_edits": o["edits"],
                         "synonym_sentences": s["candidate_sentences"],
                         "opposite_sentences": o["candidate_sentences"]})
@@ -222,12 +238,14 @@ class Generator:
                 subs = radcliq_subscores(cand["edits"])
                 total = sum(subs.values())
                 cand.update(id=f"radcliq-{len(radcliq):05d}", system="radcliq", subscores=subs,
+                            split=self.split.of(rep.id),
                             total=float(total), higher_is_better=False,
                             tier="0-2" if total <= 2 else "3-4" if total <= 4 else "5+")
                 radcliq.append(cand)
             for cand in mr:
                 items, subs, total = mrscore_items(cand["edits"])
                 cand.update(id=f"mrscore-{len(mrscore):05d}", system="mrscore", subscores=subs,
+                            split=self.split.of(rep.id),
                             total=total, item_errors=items, higher_is_better=True,
                             tier="70-100" if total >= 70 else "40-70" if total >= 40 else "0-40")
                 mrscore.append(cand)
@@ -246,7 +264,8 @@ class Generator:
             counts = bleurt_counts(cand["edits"])
             quality, error_score, max_sentlen = clinical_bleurt_quality(
                 cand["reference"], cand["candidate"], counts, weights)
-            cand.update(id=f"bleurt-{len(out):05d}", score=quality, error_score=error_score,
+            cand.update(id=f"bleurt-{len(out):05d}", split=self.split.of(rep.id),
+                        score=quality, error_score=error_score,
                         max_sentlen=max_sentlen, **counts)
             out.append(cand)
         return out
@@ -265,7 +284,8 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
         if key not in DEFAULT_SIZES or not isinstance(value, int) or value < 0:
             raise SynthError(f"bad size {key}={value!r}; expected sets {list(DEFAULT_SIZES)} >= 0")
     paths = corpus_paths(reports)
-    gen = Generator(load_corpus(paths), load_lexicon(lexicon_dir))
+    corpus = load_corpus(paths)
+    gen = Generator(corpus, load_lexicon(lexicon_dir), split_for(corpus, paths[0] if len(paths) == 1 else None))
     rng = {name: random.Random(f"{seed}:{name}") for name in DEFAULT_SIZES}
     say = progress or (lambda message: None)
     builders = {
@@ -284,7 +304,7 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
         else:
             sets[name] = build()
     info = {"seed": seed, "sizes": sizes, "corpus": [str(p) for p in paths],
-            "n_reports": len(gen.reports), "noise": noise,
+            "n_reports": len(gen.reports), "n_test_reports": len(gen.test_reports), "noise": noise,
             "bleurt_weights": bleurt_weights}
     write_all(Path(out_dir), sets, info)
     counts = {k: len(v) for k, v in sets.items()}

@@ -118,7 +118,7 @@ def write_rate_eval(folder: Path, task1: list[dict], task2: list[dict], task3: l
     _jsonl(folder / MANIFEST, manifest)
 
 
-ER2_KEYS = ("id", "reference_id", "reference", "candidate", "system", "subscores", "total",
+ER2_KEYS = ("id", "reference_id", "split", "reference", "candidate", "system", "subscores", "total",
             "higher_is_better", "tier")
 
 
@@ -129,20 +129,20 @@ def write_er2(folder: Path, radcliq: list[dict], mrscore: list[dict]) -> None:
                  **({"item_errors": r["item_errors"]} if "item_errors" in r else {}),
                  "synthetic": True} for r in rows])
     _jsonl(folder / MANIFEST,
-           [_manifest(r, r["system"], {"subscores": r["subscores"], "total": r["total"],
+           [_manifest(r, r["system"], {"subscores": r["subscores"], "total": r["total"], "split": r["split"],
                                        "tier": r["tier"], **({"item_errors": r["item_errors"]}
                                                              if "item_errors" in r else {})})
             for r in radcliq + mrscore])
 
 
-BLEURT_KEYS = ("id", "reference_id", "reference", "candidate", "score", "critical", "non_critical",
+BLEURT_KEYS = ("id", "reference_id", "split", "reference", "candidate", "score", "critical", "non_critical",
                "spelling_grammar", "error_score", "max_sentlen")
 
 
 def write_bleurt(folder: Path, rows: list[dict]) -> None:
     _jsonl(folder / "clinical_bleurt_synthetic.jsonl",
            [{**{k: r[k] for k in BLEURT_KEYS}, "synthetic": True} for r in rows])
-    _jsonl(folder / MANIFEST, [_manifest(r, "bleurt", {k: r[k] for k in BLEURT_KEYS[4:]})
+    _jsonl(folder / MANIFEST, [_manifest(r, "bleurt", {k: r[k] for k in BLEURT_KEYS[5:]}, split=r["split"])
                                for r in rows])
 
 

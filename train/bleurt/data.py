@@ -32,6 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
+from train.module_common import split_by_column
 from train.ner.data import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,9 @@ class BleurtDataModule(pl.LightningDataModule):
         split_fractions: ``(train, val, test)`` shares of the groups, used for the splits cut
             from ``train_path``.
         split_seed: seed of the group split.
+        split_by: ``group`` (cut by reference group with ``split_fractions``) or ``column``
+            (every row's ``split`` key: ``train``, ``dev``/``val``, ``test``; the SYNTHETIC rows carry
+            the corpus split of :mod:`data.split`).
         generate_synthetic: generate the SYNTHETIC default sets when ``train_path`` is missing.
         weights: error weights of the target (default critical 1, non-critical 1/3,
             spelling 1/12: SPEC §4).
@@ -89,6 +93,7 @@ class BleurtDataModule(pl.LightningDataModule):
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
                  test_path: str | None = None,
                  split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), split_seed: int = 0,
+                 split_by: Literal["group", "column"] = "group",
                  generate_synthetic: bool = False, weights: dict[str, float] | None = None,
                  prefer: Literal["counts", "score"] = "counts", backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 16, eval_batch_size: int = 64,
@@ -104,6 +109,9 @@ class BleurtDataModule(pl.LightningDataModule):
                 raise ValueError(f"the {name} split is cut from train_path but its share in "
                                  f"split_fractions is {self.fractions[name]}")
         self.split_seed, self.generate_synthetic = split_seed, generate_synthetic
+        if split_by not in ("group", "column"):
+            raise ValueError(f"split_by={split_by!r}; expected group or column")
+        self.split_by = split_by
         self.weights, self.prefer = check_weights(weights), prefer
         self.backbone, self.max_length = backbone, max_length
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
@@ -139,7 +147,10 @@ class BleurtDataModule(pl.LightningDataModule):
                 rank_zero_info(summary.describe())
             read[split] = rows
         cut = ["train", *[s for s in SPLITS[1:] if s not in read]]
-        if len(cut) > 1:
+        if len(cut) > 1 and self.split_by == "column":
+            sides = split_by_column(read["train"], self.paths["train"])
+            read.update({s: sides[s] for s in cut})
+        elif len(cut) > 1:
             read.update(split_by_group(read["train"], {s: self.fractions[s] for s in cut}, self.split_seed))
         for split in SPLITS:
             if not read.get(split):

@@ -29,6 +29,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
+from train.module_common import split_by_column
 from train.ner.data import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
@@ -89,8 +90,12 @@ class RewardDataModule(pl.LightningDataModule):
 
     Args:
         rows: ER² JSONL file(s) (``reference, candidate, system, subscores, total`` per line).
-        val_rows, test_rows: explicit validation/test files; when absent the reference groups of
-            ``rows`` are split with ``val_fraction``/``test_fraction`` and ``split_seed``.
+        val_rows, test_rows: explicit validation/test files; when absent, ``rows`` is split as
+            ``split_by`` says.
+        split_by: ``group``: the reference groups of ``rows`` are split at random with
+            ``val_fraction``/``test_fraction`` and ``split_seed``; ``column``: every row's ``split``
+            key decides (``train``, ``dev``/``val``, ``test``; the SYNTHETIC rows carry the corpus
+            split of :mod:`data.split`, so the sample profile never trains on a test report).
         system: scoring system (built-in name, YAML/JSON path or dict); rows of other systems
             are an error. Linked from the model by the CLI.
         prompt_template, backbone, max_length: as the model's (linked by the CLI).
@@ -102,13 +107,17 @@ class RewardDataModule(pl.LightningDataModule):
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
                  test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
-                 split_seed: int = 0, system: str | dict = "radcliq",
+                 split_seed: int = 0, split_by: Literal["group", "column"] = "group",
+                 system: str | dict = "radcliq",
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
                  order: Literal["random", "by_length", "by_reference"] = "by_reference"):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
+        if split_by not in ("group", "column"):
+            raise ValueError(f"split_by={split_by!r}; expected group or column")
+        self.split_by = split_by
         self.system: ScoringSystem = load_system(system)
         self.prompt_template = check_template(prompt_template)
         self.backbone, self.max_length = backbone, int(max_length)
@@ -137,9 +146,12 @@ class RewardDataModule(pl.LightningDataModule):
         explicit = {"val": self.val_rows, "test": self.test_rows}
         if all(explicit.values()):
             return {"train": rows, "val": self._read(self.val_rows), "test": self._read(self.test_rows)}
-        parts = split_groups([r.group for r in rows], 0 if self.val_rows else self.val_fraction,
-                             0 if self.test_rows else self.test_fraction, self.split_seed)
-        out = {k: [r for r in rows if r.group in parts[k]] for k in SPLITS}
+        if self.split_by == "column":
+            out = split_by_column(rows, str(self.rows))
+        else:
+            parts = split_groups([r.group for r in rows], 0 if self.val_rows else self.val_fraction,
+                                 0 if self.test_rows else self.test_fraction, self.split_seed)
+            out = {k: [r for r in rows if r.group in parts[k]] for k in SPLITS}
         for k, files in explicit.items():
             if files:
                 out[k] = self._read(files)
