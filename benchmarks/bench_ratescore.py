@@ -12,7 +12,7 @@ package runs in its own venv (``.venv-ratescore``, made on first use by :func:`e
 through ``benchmarks/ratescore_driver.py``, at its default ``batch_size=1`` and at each other batch
 size asked; radscore runs twice: with the released package's sentence lists (``splitter`` = a
 lookup into them, the parity configuration; |Δscore| is measured on this run) and with its
-built-in splitter (splitting included in the time). The sample pairs reuse the 257 sample
+built-in splitter (splitting included in the time). The sample pairs reuse the sample
 reports, and radscore tags a repeated sentence once per call; a further pair of runs (the
 released package at its best batch size, and radscore) is on pairs of distinct reports built from
 shuffled sentences (which still repeat sentences of the pool). Last, radscore scores ``--big``
@@ -261,7 +261,7 @@ def benchmark(args) -> dict:
         "tie_ambiguous_pairs": int(sum(ties)), "tie_ambiguous_comparisons": len(tie_deltas),
         "tie_ambiguous_max_abs_delta": max(tie_deltas) if tie_deltas else None,
     }
-    # The sample pairs reuse the 257 sample reports (radscore tags a repeated sentence once); on
+    # The sample pairs reuse the sample reports (radscore tags a repeated sentence once); on
     # pairs of distinct reports only batching helps: both scorers again, on such pairs.
     print(f"distinct reports: released ratescore, batch_size={best_bs}, and radscore on {n} pairs ...", flush=True)
     reports = shuffled_reports(2 * n, seed=2)
