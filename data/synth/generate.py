@@ -42,7 +42,7 @@ from data.split import CorpusSplit, split_for
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
 DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
-DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 300, "task3": 150, "er2": 600, "bleurt": 600}
+DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2": 600, "bleurt": 600}
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges

@@ -18,7 +18,7 @@ def world(tmp_path_factory, tiny_backbone):
     from data.synth import generate
 
     root = tmp_path_factory.mktemp("demo")
-    generate(root / "synthetic", seed=0, sizes={"rexval": 0, "task1": 0, "task2": 50, "task3": 12, "er2": 0,
+    generate(root / "synthetic", seed=0, sizes={"rexval": 0, "task1": 0, "task2": 50, "task3": 40, "er2": 0,
                                                 "bleurt": 0})
     ner = build_tiny_iob_export(root / "ner", seed=0, head_std=0.3, o_bias=2.5)
     cfg = {"data": {"format": "rate_eval_task2", "path": str(root / "synthetic" / "synthetic_rate_eval"),
