@@ -7,7 +7,9 @@ the task folder itself.
 
 Where the published encoding is unknown, all of these are accepted:
 - Task 1 text files: a JSON array of strings, a JSON object ``{key: string}`` (key order), an
-  array of objects holding the text under one of :data:`TEXT_KEYS`, or JSON lines of those.
+  array of objects holding the text under one of :data:`TEXT_KEYS`, or JSON lines of those; or
+  data.synth's marked form ``{"SYNTHETIC": "<note>", "texts": [...]}`` (the marker travels inside
+  the file, so a copied file still says what it is).
   Pair ``i`` is element ``i`` of both files and row ``i`` of the rate CSV (counts must agree).
 - Task 1 rating: the first column present among :data:`RATE_COLUMNS`, else ``1 - errors /
   potential`` from columns ``errors``/``num_errors`` and ``potential_errors``/``potential``.
@@ -33,6 +35,7 @@ from data.ratings import RatedPair, RatingFormatError, Triad, group_of, read_csv
 TASK1, TASK2, TASK3 = "Task1_sentence_rate", "Task2_paragraph_rate", "Task3_synthetic"
 SPLITS = ("train", "test")
 TEXT_KEYS = ("report", "text", "sentence", "gt_report", "similar_report")
+SYNTHETIC_KEY = "SYNTHETIC"  # data.synth's Task 1 files: {"SYNTHETIC": note, "texts": [...]}
 RATE_COLUMNS = ("rate", "rating", "score", "Score")
 SCORE_COLUMNS = ("Score", "score", "rating")
 TRIAD_KEYS = {
@@ -99,6 +102,11 @@ def _json_values(path: Path) -> list:
         data = _json_lines(path, text)
     if isinstance(data, str):  # one JSON string: a JSON-lines file of one text
         data = [data]
+    if isinstance(data, dict) and SYNTHETIC_KEY in data:
+        texts = data.get("texts")
+        if not isinstance(texts, list):
+            raise RaTEEvalFormatError(f"{path}: a {SYNTHETIC_KEY}-marked file holds its texts as a list under 'texts'")
+        return texts
     if isinstance(data, dict):
         return list(data.values())
     if not isinstance(data, list):

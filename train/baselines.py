@@ -13,6 +13,17 @@ name         what it is
              when it is missing the metric is reported as *unavailable*, never approximated
 ===========  =====================================================================================
 
+Trivial baselines (:data:`TRIVIAL`): no model and no knowledge of radiology. They sit next to every
+metric on synthetic data, so that a reader sees what a benchmark can discriminate: a benchmark
+that these solve measures its own generator, not the metrics.
+
+======================  ===========================================================================
+``diff_hunks``          minus the number of change hunks between the two token lists (difflib
+                        ``SequenceMatcher(autojunk=False).get_opcodes()``, non-equal ones)
+``negation_keywords``   minus the absolute difference of the negation-cue counts (:data:`NEGATION_CUES`)
+``unigram_f1``          F1 of the token multisets (clipped counts), 1 when both texts are empty
+======================  ===========================================================================
+
 Every function takes parallel lists of references and candidates and returns a float64 array.
 Text is lower-cased and split into words and punctuation marks by one regular expression (our
 choice: nltk's ``word_tokenize`` needs the punkt resource, which is not on these machines either).
@@ -27,7 +38,13 @@ import numpy as np
 
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 
-BASELINES = ("bleu4", "bleu2", "rougeL", "bertscore", "meteor")
+TRIVIAL = ("diff_hunks", "negation_keywords", "unigram_f1")
+BASELINES = ("bleu4", "bleu2", "rougeL", "bertscore", "meteor", *TRIVIAL)
+TRIVIAL_LABELS = {"diff_hunks": "trivial: difflib change hunks (-count)",
+                  "negation_keywords": "trivial: negation-cue count difference (-|Δ|)",
+                  "unigram_f1": "trivial: unigram F1"}
+NEGATION_CUES = frozenset({"no", "not", "without", "negative", "free", "absent", "none", "neither", "nor",
+                           "never", "resolved", "unremarkable"})  # our choice: common English cues
 _TOKEN = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
 
 
@@ -120,10 +137,45 @@ def meteor(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
     return np.array([meteor_score([tokenize(r)], tokenize(c)) for r, c in zip(refs, cands)], dtype=np.float64)
 
 
+def diff_hunks(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """Minus the number of difflib change hunks between the token lists (0 for identical texts)."""
+    from difflib import SequenceMatcher
+
+    _check(refs, cands)
+    return np.array([0.0 - sum(op != "equal" for op, *_ in
+                               SequenceMatcher(None, tokenize(r), tokenize(c), autojunk=False).get_opcodes())
+                     for r, c in zip(refs, cands)], dtype=np.float64)
+
+
+def negation_keywords(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """Minus the absolute difference of the number of negation cues in the two texts."""
+    _check(refs, cands)
+
+    def count(text: str) -> int:
+        return sum(t in NEGATION_CUES for t in tokenize(text))
+
+    return np.array([0.0 - abs(count(r) - count(c)) for r, c in zip(refs, cands)], dtype=np.float64)
+
+
+def unigram_f1(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """F1 of the token multisets: 2 * overlap / (len(ref) + len(cand)), overlap with clipped counts."""
+    from collections import Counter
+
+    _check(refs, cands)
+    out = np.zeros(len(refs))
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        a, b = Counter(tokenize(r)), Counter(tokenize(c))
+        total = sum(a.values()) + sum(b.values())
+        out[k] = 1.0 if total == 0 else 2.0 * sum((a & b).values()) / total
+    return out
+
+
 def _fn(name: str) -> Callable[..., np.ndarray]:
     table = {"bleu4": lambda r, c, **kw: bleu(r, c, 4), "bleu2": lambda r, c, **kw: bleu(r, c, 2),
              "rougeL": lambda r, c, **kw: rouge_l(r, c), "bertscore": bertscore,
-             "meteor": lambda r, c, **kw: meteor(r, c)}
+             "meteor": lambda r, c, **kw: meteor(r, c), "diff_hunks": lambda r, c, **kw: diff_hunks(r, c),
+             "negation_keywords": lambda r, c, **kw: negation_keywords(r, c),
+             "unigram_f1": lambda r, c, **kw: unigram_f1(r, c)}
     if name not in table:
         raise ValueError(f"unknown baseline {name!r}; expected one of {list(BASELINES)}")
     return table[name]

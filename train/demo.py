@@ -29,12 +29,15 @@ from pathlib import Path
 import numpy as np
 
 from radscore.scoring import AffinityMatrix
+from train.baselines import TRIVIAL_LABELS
 
 SYNTHETIC_NOTE = ("SYNTHETIC data: sample reports edited by data.synth with simulated ratings. These numbers "
                   "check the pipeline; they are not RaTE-Eval results and not the paper's.")
+
 METRIC_LABELS = {"ratescore_long": "RaTEScore (released long W)", "ratescore_short": "RaTEScore (released short W)",
                  "ratescore_tuned": "RaTEScore (tuned W, this run)", "bleu4": "BLEU-4", "bleu2": "BLEU-2",
-                 "rougeL": "ROUGE-L", "bertscore": "BERTScore (MiniLM)", "meteor": "METEOR"}
+                 "rougeL": "ROUGE-L", "bertscore": "BERTScore (MiniLM)", "meteor": "METEOR",
+                 **TRIVIAL_LABELS}
 
 
 def _stage(name: str, timings: dict, t0: float) -> None:

@@ -3,9 +3,11 @@
 Layout under the output folder (every folder name, README and extra column says synthetic):
 ```
 SYNTHETIC_README.md                       how the data were made, every labelling rule
-synthetic_rexval/50_samples_gt_and_candidates.csv           ReXVal layout (+ column synthetic)
+synthetic_rexval/50_samples_gt_and_candidates.csv           ReXVal layout (+ columns synthetic and
+                                          candidates_are: "SYNTHETIC edits of gt_report …")
 synthetic_rexval/6_valid_raters_per_rater_error_categories.csv
 synthetic_rate_eval/Task1_sentence_rate/{gt_report,similar_report}_{train,test}.json, rate_{train,test}.csv
+                                          (the JSON files: {"SYNTHETIC": note, "texts": [...]})
 synthetic_rate_eval/Task2_paragraph_rate/rate_{train,test}.csv
 synthetic_rate_eval/Task3_synthetic/synthetic_triads.csv
 synthetic_er2/{radcliq,mrscore}_synthetic.jsonl
@@ -29,6 +31,9 @@ from data.synth import labels as L
 from data.rexval import CANDIDATE_TYPES
 
 MANIFEST = "manifest_synthetic.jsonl"
+TASK1_MARK = ("SYNTHETIC sentences made by data.synth from the project's sample reports (edits with known "
+              "labels), not RaTE-Eval; element i pairs with row i of rate_<split>.csv")
+REXVAL_CANDIDATES = "SYNTHETIC edits of gt_report (data.synth), not reports of other studies"
 CANDIDATE_KEYS = ("reference_id", "reference", "candidate", "candidate_sentences", "edits")
 
 
@@ -62,7 +67,7 @@ def write_rexval(folder: Path, studies: list[dict]) -> None:
     for number, study in enumerate(studies):
         cands = study["candidates"]
         gt_rows.append([study["study_id"], study["reference"],
-                        *[cands[t]["candidate"] for t in CANDIDATE_TYPES], True])
+                        *[cands[t]["candidate"] for t in CANDIDATE_TYPES], True, REXVAL_CANDIDATES])
         for ctype in CANDIDATE_TYPES:
             cand = cands[ctype]
             totals, sig_totals = [], []
@@ -82,7 +87,7 @@ def write_rexval(folder: Path, studies: list[dict]) -> None:
                 "mean_significant_errors": sum(sig_totals) / len(sig_totals),
             }, study_id=study["study_id"], study_number=number, candidate_type=ctype))
     _csv(folder / "50_samples_gt_and_candidates.csv",
-         ["study_id", "gt_report", *CANDIDATE_TYPES, "synthetic"], gt_rows)
+         ["study_id", "gt_report", *CANDIDATE_TYPES, "synthetic", "candidates_are"], gt_rows)
     _csv(folder / "6_valid_raters_per_rater_error_categories.csv",
          ["study_number", "candidate_type", "rater_index", "error_category",
           "clinically_significant", "num_errors", "synthetic"], err_rows)
@@ -95,8 +100,8 @@ def write_rate_eval(folder: Path, task1: list[dict], task2: list[dict], task3: l
     t2 = folder / "Task2_paragraph_rate"
     for split in ("train", "test"):
         rows = [r for r in task1 if r["split"] == split]
-        _json(t1 / f"gt_report_{split}.json", [r["reference"] for r in rows])
-        _json(t1 / f"similar_report_{split}.json", [r["candidate"] for r in rows])
+        _json(t1 / f"gt_report_{split}.json", {"SYNTHETIC": TASK1_MARK, "texts": [r["reference"] for r in rows]})
+        _json(t1 / f"similar_report_{split}.json", {"SYNTHETIC": TASK1_MARK, "texts": [r["candidate"] for r in rows]})
         _csv(t1 / f"rate_{split}.csv", ["index", "id", "group", "errors", "potential_errors", "rate",
                                         "synthetic"],
              [[k, r["id"], r["reference_id"], r["labels"]["errors"], r["labels"]["potential_errors"],
@@ -148,14 +153,16 @@ def write_bleurt(folder: Path, rows: list[dict]) -> None:
 
 FOLDER_NOTES = {
     "synthetic_rexval": "SYNTHETIC data in the ReXVal layout (SPEC §2): the published file names and "
-    "columns, plus a trailing column `synthetic` that readers ignore. The files hold as many studies "
+    "columns, plus trailing columns `synthetic` and `candidates_are` (\"SYNTHETIC edits of gt_report\") that "
+    "readers ignore. The files hold as many studies "
     "as were asked for (not 50). Candidates are edited copies of the reference (not retrieved "
     "reports); the candidate columns keep ReXVal's names. The error file lists every (study, "
     "candidate, rater, category, significance) combination, zeros included. Error counts come from "
     "simulated raters (noise model in ../SYNTHETIC_README.md); the true edits are in "
     "manifest_synthetic.jsonl.",
-    "synthetic_rate_eval": "SYNTHETIC data in the RaTE-Eval layout (SPEC §1.10). Task 1: JSON arrays of "
-    "sentences, row i of rate_<split>.csv rates pair i (`rate` = 1 - errors/potential_errors). Task 2: "
+    "synthetic_rate_eval": "SYNTHETIC data in the RaTE-Eval layout (SPEC §1.10). Task 1: sentences as "
+    "{\"SYNTHETIC\": note, \"texts\": [...]} (the marker inside the file; data.rate_eval reads both this and "
+    "the published arrays), row i of rate_<split>.csv rates pair i (`rate` = 1 - errors/potential_errors). Task 2: "
     "columns gt_report, similar_report, Score (0-5, steps of 0.25). Task 3: original, synonym rewrite, "
     "opposite rewrite. Extra columns (`id`, `group`, `synthetic`) are ours. Rules in ../SYNTHETIC_README.md.",
     "synthetic_er2": "SYNTHETIC ER²Score training rows, one candidate a line: {reference, candidate, "

@@ -208,3 +208,29 @@ def test_rater_noise_extremes():
     assert all(sum(r.values()) == 0 for r in blind)
     noisy = simulate_raters([], random.Random(0), RaterNoise(n_raters=50, miss=0, spurious=1))
     assert all(sum(r.values()) == 1 for r in noisy)
+
+
+def test_synthetic_files_say_so_inside(tmp_path):
+    """Task 1 text files carry a SYNTHETIC marker inside the file and the ReXVal-layout file says in
+    a column that its candidates are synthetic edits; the readers still read both."""
+    import csv
+    import json
+
+    from data.rate_eval import RaTEEvalFormatError, read_rate_eval_task1
+    from data.rexval import read_rexval
+    from data.synth.generate import generate
+
+    generate(tmp_path, 0, {"rexval": 4, "task1": 12, "task2": 0, "task3": 0, "er2": 0, "bleurt": 0})
+    t1 = tmp_path / "synthetic_rate_eval" / "Task1_sentence_rate"
+    for side in ("train", "test"):
+        for kind in ("gt_report", "similar_report"):
+            obj = json.loads((t1 / f"{kind}_{side}.json").read_text())
+            assert obj["SYNTHETIC"].startswith("SYNTHETIC") and isinstance(obj["texts"], list)
+        pairs = read_rate_eval_task1(tmp_path / "synthetic_rate_eval", side)
+        assert [p.reference for p in pairs] == json.loads((t1 / f"gt_report_{side}.json").read_text())["texts"]
+    rows = list(csv.DictReader((tmp_path / "synthetic_rexval" / "50_samples_gt_and_candidates.csv").open()))
+    assert rows and all(r["candidates_are"].startswith("SYNTHETIC edits of gt_report") for r in rows)
+    assert len(read_rexval(tmp_path / "synthetic_rexval")) == 4 * len(rows)
+    (t1 / "gt_report_test.json").write_text(json.dumps({"SYNTHETIC": "x", "texts": "not a list"}))
+    with pytest.raises(RaTEEvalFormatError, match="texts as a list"):
+        read_rate_eval_task1(tmp_path / "synthetic_rate_eval", "test")

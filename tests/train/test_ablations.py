@@ -142,6 +142,13 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     assert loss["L_ind only"]["status"] == "needs the paper profile"
     assert "shortened runs (test)" in (out / "er2-loss.md").read_text()
     assert loss["L_tot only"]["Kendall ours"] != loss["L_ind + λ·L_tot"]["Kendall ours"]  # two different runs
+    # the trivial baselines (no model) sit beside the metrics in every table of synthetic pairs
+    from train.baselines import TRIVIAL_LABELS
+
+    for name in ("rexval", "rate-eval", "er2-metrics"):
+        trivial = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] in TRIVIAL_LABELS.values()}
+        assert set(trivial) == set(TRIVIAL_LABELS.values()), name
+        assert all(r["status"] == "measured" and r["in paper"] == "false" for r in trivial.values()), name
     criteria = _csv(out / "er2-criteria.csv")
     assert all(r["status"] == "measured" for r in criteria) and len(criteria) == 7
     # finished runs were reused, not retrained
@@ -150,6 +157,10 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     report = json.loads((out / "rate-eval.json").read_text())
     assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_iob": "reused"}  # RaTEScore's NER run
     assert before == {p: p.stat().st_mtime for p in before}
+
+
+def paper_key(name: str) -> str:
+    return PAPER_TABLES[name].key_columns[0]
 
 
 def test_a_missing_run_is_trained_once_then_reused(synthetic, finished_runs, tiny_backbone, tmp_path):

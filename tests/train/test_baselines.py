@@ -59,3 +59,19 @@ def test_meteor_runs_or_is_reported_unavailable_never_faked():
 def test_an_unknown_baseline_is_refused():
     with pytest.raises(ValueError, match="unknown baseline 'cider'"):
         score_baselines(["a"], ["a"], names=["cider"])
+
+
+def test_trivial_baselines_count_hunks_negations_and_unigrams():
+    from train.baselines import diff_hunks, negation_keywords, score_baselines, unigram_f1
+
+    ref = "No pleural effusion. Heart size is normal."
+    same, negflip = ref, "Small pleural effusion. Heart size is normal."
+    two_edits = "Small pleural effusion. Heart size is enlarged."
+    assert diff_hunks([ref, ref, ref], [same, negflip, two_edits]).tolist() == [0.0, -1.0, -2.0]
+    assert negation_keywords([ref, ref, ref], [same, negflip, "No effusion, no pneumothorax, not enlarged."]).tolist() \
+        == [0.0, -1.0, -2.0]
+    # 9 tokens each ("no pleural effusion . heart size is normal ."), 8 shared after the edit
+    assert unigram_f1([ref], [negflip])[0] == pytest.approx(2 * 8 / 18)
+    assert unigram_f1([""], [""])[0] == 1.0 and unigram_f1(["a"], [""])[0] == 0.0
+    scores, unavailable = score_baselines([ref], [negflip], ("diff_hunks", "negation_keywords", "unigram_f1"))
+    assert not unavailable and set(scores) == {"diff_hunks", "negation_keywords", "unigram_f1"}

@@ -41,13 +41,15 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
     printed = capsys.readouterr().out
     assert "SYNTHETIC" in printed and "not RaTE-Eval results" in printed
     for label in ("RaTEScore (released long W)", "RaTEScore (released short W)", "RaTEScore (tuned W, this run)",
-                  "BLEU-4", "BLEU-2", "ROUGE-L", "BERTScore (MiniLM)", "METEOR"):
+                  "BLEU-4", "BLEU-2", "ROUGE-L", "BERTScore (MiniLM)", "METEOR", "trivial: difflib change hunks",
+                  "trivial: negation-cue count difference", "trivial: unigram F1"):
         assert label in printed
     report = json.loads((out / "demo_report.json").read_text())
     assert report["synthetic"] is True
     metrics = report["metrics"]
     assert set(metrics) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "bleu4", "bleu2", "rougeL",
-                            "bertscore"} | ({"meteor"} if "meteor" not in report["unavailable"] else set())
+                            "bertscore", "diff_hunks", "negation_keywords", "unigram_f1"} | (
+                                {"meteor"} if "meteor" not in report["unavailable"] else set())
     for name, res in metrics.items():
         for method in ("kendall", "pearson"):
             r = res[method]

@@ -79,7 +79,20 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
     printed = capsys.readouterr().out
     assert "SYNTHETIC" in printed and "tuned" in printed and "uniform" in printed
     results = json.loads((out / "report.json").read_text())["results"]
-    assert set(results) == {"tuned", "long", "short", "uniform"}
+    assert set(results) == {"tuned", "long", "short", "uniform", "diff_hunks", "negation_keywords", "unigram_f1"}
+    assert "diff_hunks" in printed and "trivial baselines" in printed
+    # a trivial row is the baseline's own correlation on the same test pairs
+    from train.baselines import diff_hunks
+    from train.metaeval import correlation_with_ci
+    from train.tune.data import read_pairs, split_pairs
+
+    cfg = load_config(cfg_path)
+    pairs = read_pairs(cfg.data)
+    test = [pairs[i] for i in split_pairs(pairs, cfg.split).test]
+    direct = correlation_with_ci(diff_hunks([p.reference for p in test], [p.candidate for p in test]),
+                                 np.array([p.rating for p in test]), [p.group for p in test], cfg.objective.correlation,
+                                 10, 0.95, 0, cfg.objective.sign)
+    assert results["diff_hunks"]["test"]["value"] == pytest.approx(direct.value)
     for name in results:
         for split in ("train", "test"):
             r = results[name][split]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from radscore.systems import RADCLIQ
+from train.baselines import TRIVIAL, TRIVIAL_LABELS
 from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
@@ -19,7 +20,23 @@ from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped
                                     rexval_notes, status_of)
 
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
-                    "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)"}
+                    "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)",
+                    **{k: f"{v} (train/baselines.py; no model)" for k, v in TRIVIAL_LABELS.items()}}
+
+
+def _trivial_rows(measure) -> list[Row]:
+    """Rows of the trivial baselines (no model): what the data can be solved with by text distance
+    or a negation-keyword count alone, shown next to the metrics (not in the papers' tables)."""
+    rows = []
+    for name in TRIVIAL:
+        label = (TRIVIAL_LABELS[name],)
+        try:
+            cells, source = measure(name)
+        except RowUnavailable as err:
+            rows.append(Row(label, {}, status=status_of(err), in_paper=False))
+            continue
+        rows.append(Row(label, {}, cells, MEASURED, source, in_paper=False))
+    return rows
 
 
 def _er2_run(ctx: Context):
@@ -76,6 +93,7 @@ def build_rexval(ctx: Context) -> Table:
 
     table.rows = _rows_by_measure(ctx, table, measure)
     table.rows.append(_composite_row(ctx, matrix))
+    table.rows += _trivial_rows(measure)
     return table
 
 
@@ -150,6 +168,7 @@ def build_rate_eval(ctx: Context) -> Table:
         return cells, sources[0] if sources else "—"
 
     table.rows = _rows_by_measure(ctx, table, measure)
+    table.rows += _trivial_rows(measure)
     for task, reason in sorted(missing.items()):
         table.notes.append(f"{task} could not be read, its columns are empty: {reason}")
     return table
@@ -218,6 +237,7 @@ def build_er2_metrics(ctx: Context) -> Table:
         table.rows.append(Row(("RaTEScore",), {}, cells, MEASURED, source, in_paper=False))
     except RowUnavailable as err:
         table.rows.append(Row(("RaTEScore",), {}, status=status_of(err), in_paper=False))
+    table.rows += _trivial_rows(measure)
     if devices:
         table.notes.append(f"s/sample: ER²Score scoring time per pair on {', '.join(sorted(devices))} "
                            f"(batch size {ctx.profile.er2.batch_size}, model loading excluded); the paper's is "

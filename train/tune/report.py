@@ -2,7 +2,9 @@
 
 Compared on the train and the test split, each with a grouped bootstrap CI
 (:func:`train.metaeval.correlation_with_ci`): the tuned matrix, the released ``long`` and
-``short`` matrices, and a uniform ``W`` (every entry 1, ``p`` = 1: the plain mean best cosine).
+``short`` matrices, a uniform ``W`` (every entry 1, ``p`` = 1: the plain mean best cosine), and the
+trivial baselines of :mod:`train.baselines` (no model: difflib change hunks, the negation-cue
+count difference, unigram F1), which show what the rating set can be solved with by text alone.
 """
 
 from __future__ import annotations
@@ -35,6 +37,21 @@ def compare_matrices(matrices: dict[str, AffinityMatrix], splits: dict[str, tupl
     return out
 
 
+def compare_trivial(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarray, groups: list, method: str,
+                    sign: float, n_resamples: int, confidence: float, seed: int) -> dict:
+    """``{trivial baseline: {split name: CorrelationResult dict}}`` on the same pairs and splits."""
+    from train.baselines import TRIVIAL, score_baselines
+
+    out = {}
+    for split, idx in sides.items():
+        scores, _ = score_baselines([pairs[i].reference for i in idx], [pairs[i].candidate for i in idx], TRIVIAL)
+        for name in TRIVIAL:
+            out.setdefault(name, {})[split] = correlation_with_ci(
+                scores[name], ratings[idx], [groups[i] for i in idx], method, n_resamples, confidence, seed,
+                sign).to_dict()
+    return out
+
+
 def _cell(r: dict) -> str:
     return f"{r['value']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
 
@@ -42,10 +59,13 @@ def _cell(r: dict) -> str:
 def format_table(results: dict, method: str, sign: float, confidence: float, title: str) -> str:
     label = method if sign > 0 else f"{method} with -rating (lower rating is better)"
     splits = list(next(iter(results.values())))
-    head = f"{'matrix':<9}" + "".join(f"{f'{s} ({int(confidence * 100)}% CI)':<28}" for s in splits)
+    width = max(9, *(len(n) + 2 for n in results))
+    head = f"{'scorer':<{width}}" + "".join(f"{f'{s} ({int(confidence * 100)}% CI)':<28}" for s in splits)
     lines = [title, f"correlation: {label}", head, "-" * len(head)]
     for name, per_split in results.items():
-        lines.append(f"{name:<9}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
+        lines.append(f"{name:<{width}}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
+    lines.append("RaTEScore rows by matrix (tuned, long, short, uniform); diff_hunks, negation_keywords and "
+                 "unigram_f1 are trivial baselines with no model (train/baselines.py)")
     return "\n".join(lines)
 
 
