@@ -307,7 +307,12 @@ def _compare(args) -> int:
     if len({n for n, _ in systems}) != len(systems):
         raise ValueError(f"system names repeat: {[n for n, _ in systems]}")
     inputs = {name: _read_pairs(args, path) for name, path in systems}
-    scorer = build_scorer(args)
+    if args.metric == "ratescore":  # the systems share their references: tag and embed them once
+        from radscore.integrations import make_scorer
+
+        scorer = make_scorer("ratescore", **scorer_options(args), cache_size=1_000_000)
+    else:
+        scorer = build_scorer(args)
     values, records = {}, {}
     for name, (cands, refs, _) in inputs.items():
         records[name], values[name] = score_records(args.metric, scorer, cands, refs, progress=not args.quiet)

@@ -31,7 +31,8 @@ rounding noise; pairs where the copies' types differ can therefore score differe
 from __future__ import annotations
 
 import contextlib
-
+import copy
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -118,6 +119,36 @@ def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable
     raise ValueError(f"unknown splitter {splitter!r}; expected one of {list(SPLITTERS)} or a callable")
 
 
+class LRUCache:
+    """A bounded mapping that forgets the least recently used entry beyond ``size`` entries, with
+    hit and miss counts. Shared by scorers made with :meth:`RaTEScore.with_matrix`."""
+
+    def __init__(self, size: int):
+        self.size = int(size)
+        self.data: OrderedDict = OrderedDict()
+        self.hits = self.misses = 0
+
+    def lookup(self, keys) -> dict:
+        found = {}
+        for k in keys:
+            if k in self.data:
+                self.data.move_to_end(k)
+                found[k] = self.data[k]
+        self.hits += len(found)
+        self.misses += len(keys) - len(found)
+        return found
+
+    def store(self, items) -> None:
+        for k, v in items:
+            self.data[k] = v
+            self.data.move_to_end(k)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+    def info(self) -> dict:
+        return {"size": self.size, "entries": len(self.data), "hits": self.hits, "misses": self.misses}
+
+
 class RaTEScore:
     """RaTEScore with a trained NER export, an entity encoder and an affinity matrix.
 
@@ -152,12 +183,18 @@ class RaTEScore:
             from fp32 by about 1e-3 and are not comparable with fp32 scores).
         trust_remote_code: let an encoder that ships its own modelling code on the Hub (CXR-BERT,
             BioViL-T) run it; off by default, as it executes that repository's Python code.
+        cache_size: entries kept in each of two bounded caches that live on the scorer across
+            calls: sentence -> entities and entity text -> vector (least recently used ones are
+            dropped). 0 (default) keeps none, for memory. With a cache, a sentence or entity text
+            seen before is not run through the models again, and :meth:`with_matrix` rescores
+            with another W and p without running them at all. Cached vectors were computed in
+            other batches, so scores can differ from an uncached run by float32 rounding (1e-6).
     """
 
     def __init__(self, ner: str | None = None, encoder: str | None = None, affinity_matrix: Any = "long",
                  penalty: str = "official", splitter: str | Callable | None = None, pooling: str = "cls",
                  empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048,
-                 precision: str = "fp32", trust_remote_code: bool = False):
+                 precision: str = "fp32", trust_remote_code: bool = False, cache_size: int = 0):
         if penalty not in PENALTY_MODES:
             raise ValueError(f"unknown penalty mode {penalty!r}; expected one of {list(PENALTY_MODES)}")
         if precision not in ("fp32", "bf16"):
@@ -175,6 +212,10 @@ class RaTEScore:
         self.splitter_name = splitter if isinstance(splitter, str) else getattr(splitter, "__name__", "callable")
         self.split = resolve_splitter(splitter)
         self.chunk_size = max(1, int(chunk_size))
+        if int(cache_size) < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        self.sentence_cache = LRUCache(cache_size) if cache_size else None
+        self.vector_cache = LRUCache(cache_size) if cache_size else None
         from radscore.hub import not_found
 
         try:
@@ -198,6 +239,24 @@ class RaTEScore:
         scorer = cls(**{**bundle_options(folder), **overrides})
         scorer.bundle = str(source)
         return scorer
+
+    def with_matrix(self, affinity_matrix: Any, penalty: str | None = None) -> "RaTEScore":
+        """The same scorer (models, splitter, caches shared, nothing reloaded) with another affinity
+        matrix and, optionally, penalty mode. With ``cache_size > 0`` rescoring texts the scorer
+        has seen runs no model: only the cosines and the matrix."""
+        if penalty is not None and penalty not in PENALTY_MODES:
+            raise ValueError(f"unknown penalty mode {penalty!r}; expected one of {list(PENALTY_MODES)}")
+        other = copy.copy(self)
+        other.matrix = resolve_matrix(affinity_matrix)
+        other.penalty_mode = penalty or self.penalty_mode
+        other.__dict__.pop("bundle", None)  # a bundle names its own matrix
+        return other
+
+    def cache_info(self) -> dict | None:
+        """Entries, hits and misses of the two caches (None without a cache)."""
+        if self.sentence_cache is None:
+            return None
+        return {"sentences": self.sentence_cache.info(), "entity_vectors": self.vector_cache.info()}
 
     def signature(self) -> dict:
         """What produced the scores: models (with Hub revision or weights hash), matrix, modes,
@@ -223,9 +282,33 @@ class RaTEScore:
         """The entities of each report, sentence by sentence; each distinct sentence is tagged once."""
         split = {r: self.sentences(r) for r in dict.fromkeys(reports)}
         distinct = list(dict.fromkeys(s for sents in split.values() for s in sents))
-        with self._autocast():
-            tagged = dict(zip(distinct, self.ner(distinct)))
+        tagged = self.sentence_cache.lookup(distinct) if self.sentence_cache is not None else {}
+        missing = [s for s in distinct if s not in tagged]
+        if missing:
+            with self._autocast():
+                new = {s: tuple(ents) for s, ents in zip(missing, self.ner(missing))}
+            tagged.update(new)
+            if self.sentence_cache is not None:
+                self.sentence_cache.store(new.items())
         return [[e for s in split[r] for e in tagged[s]] for r in reports]
+
+    def _embed(self, texts: list[str]) -> tuple[dict[str, int], np.ndarray]:
+        """``(row of each distinct text, vectors)``, through the vector cache when there is one."""
+        if self.vector_cache is None:
+            with self._autocast():
+                return self.encoder(texts)
+        distinct = list(dict.fromkeys(texts))
+        found = self.vector_cache.lookup(distinct)
+        missing = [t for t in distinct if t not in found]
+        if missing:
+            with self._autocast():
+                index, table = self.encoder(missing)
+            new = {t: table[index[t]] for t in missing}
+            self.vector_cache.store(new.items())
+            found.update(new)
+        index = {t: k for k, t in enumerate(distinct)}
+        table = np.stack([found[t] for t in distinct]) if distinct else np.zeros((0, self.encoder.dim), np.float32)
+        return index, table
 
     # ---- scoring ------------------------------------------------------------------------------
     def compute_score(self, candidate_list: Sequence[str] | None = None,
@@ -258,8 +341,7 @@ class RaTEScore:
 
     def _score_chunk(self, candidates: list[str], references: list[str], explain: bool) -> list[PairScore]:
         ents = self.entities(candidates + references)
-        with self._autocast():
-            index, table = self.encoder([e.text for side in ents for e in side])
+        index, table = self._embed([e.text for side in ents for e in side])
         return [self._score_pair(ce, re_, index, table, explain)
                 for ce, re_ in zip(ents[: len(candidates)], ents[len(candidates):])]
 

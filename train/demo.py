@@ -74,10 +74,13 @@ def score_metrics(refs: list[str], cands: list[str], ner: str, encoder: str, mat
     from train.baselines import score_baselines
 
     scores = {}
+    # one scorer, its models run once: the other matrices rescore from its caches (with_matrix)
+    base_scorer = RaTEScore(ner=ner, encoder=encoder, penalty=scorer_settings.penalty,
+                            pooling=scorer_settings.pooling, empty_score=scorer_settings.empty_score,
+                            batch_size=scorer_settings.batch_size, splitter=scorer_settings.splitter,
+                            cache_size=1_000_000)
     for name, matrix in matrices.items():
-        scorer = RaTEScore(ner=ner, encoder=encoder, affinity_matrix=matrix, penalty=scorer_settings.penalty,
-                           pooling=scorer_settings.pooling, empty_score=scorer_settings.empty_score,
-                           batch_size=scorer_settings.batch_size, splitter=scorer_settings.splitter)
+        scorer = base_scorer.with_matrix(matrix)
         scores[f"ratescore_{name}"] = np.array(
             [p.f1 for p in scorer.iter_score(cands, refs, progress=progress)], dtype=np.float64)
     base, unavailable = score_baselines(refs, cands, baselines, bertscore_model=encoder)

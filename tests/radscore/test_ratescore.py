@@ -204,3 +204,41 @@ def test_bf16_precision_runs_both_models_in_bfloat16_and_stays_close(make):
     assert bf16.signature()["precision"] == "bf16" and fp32.signature()["precision"] == "fp32"
     with pytest.raises(ValueError, match="unknown precision 'fp16'"):
         make(precision="fp16")
+
+
+def test_caches_and_with_matrix_rescore_without_running_the_models(make, monkeypatch):
+    """cache_size keeps sentence -> entities and entity text -> vector across calls; with_matrix
+    shares them, so rescoring seen texts with another W and p runs no model, with the same scores
+    as a fresh scorer built with that matrix."""
+    cands, refs = _pairs()
+    plain = np.array(make(batch_size=4).compute_score(cands, refs))
+    cached = make(batch_size=4, cache_size=1000)
+    assert cached.cache_info()["sentences"]["entries"] == 0
+    assert np.allclose(cached.compute_score(cands, refs), plain, atol=1e-6)
+    first = cached.cache_info()
+    assert first["sentences"]["entries"] > 0 and first["entity_vectors"]["entries"] > 0
+
+    calls = {"ner": 0, "encoder": 0}
+    for name, obj in (("ner", cached.ner), ("encoder", cached.encoder)):
+        original = type(obj).__call__
+        monkeypatch.setattr(type(obj), "__call__",
+                            lambda self, *a, _o=original, _n=name, **k: (calls.__setitem__(_n, calls[_n] + 1),
+                                                                          _o(self, *a, **k))[1])
+    short = cached.with_matrix("short", penalty="paper")
+    got = np.array(short.compute_score(cands, refs))
+    assert calls == {"ner": 0, "encoder": 0}, "with_matrix on seen texts ran a model"
+    assert cached.matrix == AffinityMatrix.builtin("long") and cached.penalty_mode == "official"
+    monkeypatch.undo()
+    fresh = np.array(make(batch_size=4, affinity_matrix="short", penalty="paper").compute_score(cands, refs))
+    assert np.allclose(got, fresh, atol=1e-6) and not np.allclose(got, plain)
+    assert short.cache_info()["sentences"]["hits"] > first["sentences"]["hits"]
+
+
+def test_the_cache_is_bounded(make):
+    scorer = make(batch_size=4, cache_size=3)
+    scorer.compute_score(REPORTS, REPORTS[::-1])
+    info = scorer.cache_info()
+    assert info["sentences"]["entries"] <= 3 and info["entity_vectors"]["entries"] <= 3
+    with pytest.raises(ValueError, match="cache_size"):
+        make(cache_size=-1)
+    assert make().cache_info() is None
