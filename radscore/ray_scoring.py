@@ -11,8 +11,9 @@ The input is cut into chunks of ``chunk_size`` consecutive pairs; each Ray actor
 Without a running cluster, a local Ray instance is started with ``actors`` CPUs.
 
 Exactness: the models see the same batches as a single process whose chunks are the same
-(``RaTEScore(chunk_size=chunk_size)``; ClinicalBLEURT's ``iter_score(chunk_size=...)``), so the
-scores are identical to that run. Against a run with other chunks, float32 results of differently
+(``RaTEScore(chunk_size=chunk_size)``; ClinicalBLEURT's ``iter_score(chunk_size=...)``; ER2Score
+called once per chunk, since it length-sorts the pairs of each call), so the scores are identical
+to that run. Against a run with other chunks, float32 results of differently
 composed model batches can differ in their last bits (about 1e-7 on a score; entity types,
 matches and ids do not change in practice; ``benchmarks/bench_ray.py`` measures it).
 """

@@ -6,6 +6,8 @@ What it adds to LightningCLI:
   run resumes with ``--ckpt_path last``), CSV logs in ``logs/`` and the resolved config;
 - CSV logging always, plus Weights & Biases when ``--wandb true`` (online when the user has an
   account configured, offline otherwise, ``WANDB_MODE`` when set: :mod:`train.wandb_mode`);
+- ``bf16-mixed`` on a CPU without native bfloat16 becomes ``32-true``, said aloud
+  (:mod:`train.precision`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only).
 """
@@ -106,6 +108,13 @@ class RadscoreCLI(LightningCLI):
             cfg["trainer"]["default_root_dir"] = str(run)
         if cfg["checkpoint"].get("dirpath") is None:
             cfg["checkpoint"]["dirpath"] = str(run / "ckpt")
+        from train.precision import effective_precision
+
+        trainer = cfg["trainer"]
+        precision, reason = effective_precision(trainer.get("precision"), trainer.get("accelerator"))
+        if reason:
+            trainer["precision"] = precision
+            print(reason, flush=True)
 
     def instantiate_trainer(self, **kwargs) -> pl.Trainer:
         trainer_cfg = self._get(self.config_init, "trainer", default={})

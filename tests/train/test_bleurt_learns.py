@@ -14,6 +14,7 @@ import pytorch_lightning as pl
 from data.synth import generate
 from data.synth.generate import SAMPLES
 from train.bleurt import BleurtDataModule, ClinicalBLEURTRegressor
+from train.precision import effective_precision
 
 
 def short_synthetic_rows(folder, n_rows: int):
@@ -37,7 +38,7 @@ def test_minilm_learns_synthetic_quality(tmp_path):
     dm = BleurtDataModule(train_path=str(rows), split_fractions=(0.8, 0.17, 0.03), max_length=96,
                           batch_size=16, eval_batch_size=64)
     model = ClinicalBLEURTRegressor(lr=2e-4, head_lr=1e-3, warmup_ratio=0.1, max_length=96)
-    trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, precision="bf16-mixed", logger=False,
+    trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, precision=effective_precision("bf16-mixed", "cpu")[0], logger=False,
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          check_val_every_n_epoch=100, num_sanity_val_steps=0)  # validate only below
     untrained = trainer.validate(model, dm, verbose=False)[0]

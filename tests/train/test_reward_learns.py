@@ -38,6 +38,7 @@ def shortened_corpus(path: Path, max_findings_words: int = 60) -> Path:
 @pytest.mark.slow
 def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
     from data.synth.generate import generate
+    from train.precision import effective_precision
     from train.reward import ER2RewardModel, RewardDataModule
 
     corpus = shortened_corpus(tmp_path / "short_reports.jsonl")
@@ -51,7 +52,7 @@ def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
     model = ER2RewardModel(prompt_template=TEMPLATE, max_length=512, lora_r=16, lora_alpha=32, lora_dropout=0.0,
                            lora_target_modules=["query", "key", "value", "dense"], modules_to_save=["pooler"],
                            lr=1e-3, head_lr=2e-3)
-    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision="bf16-mixed", gradient_clip_val=1.0,
+    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision=effective_precision("bf16-mixed", "cpu")[0], gradient_clip_val=1.0,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, num_sanity_val_steps=0)
     untrained = trainer.validate(model, dm, verbose=False)[0]
