@@ -32,6 +32,18 @@ ERROR_KINDS = tuple(ERROR_FINDERS)
 # Kinds that make sense inside one sentence (RaTE-Eval Task 1): no sentence insertion or removal.
 SENTENCE_KINDS = tuple(k for k in ERROR_KINDS if k not in ("insert_finding", "remove_finding"))
 TYPO_FINDERS = {"spelling": R.find_spelling, "grammar": R.find_grammar}
+# Meaning-preserving rewrites (no ReXVal category): drawn as often as errors, so that the amount
+# of changed text says little about the number of errors (a kind is drawn uniformly first).
+MEANING_FINDERS = {
+    "synonym": R.find_synonyms,
+    "reorder": R.find_reorder,
+    "rephrase_normal": R.find_rephrase_normal,
+    "negation_list": R.find_negation_list,
+    "header": R.find_header,
+    "add_negative": None,  # needs donor sentences: see meaning_preserving
+}
+MEANING_KINDS = tuple(MEANING_FINDERS)
+SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list")  # inside one sentence (RaTE-Eval Task 1)
 
 
 def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS) -> list[Option]:
@@ -82,9 +94,11 @@ def add_from(draft: Draft, n: int, rng: random.Random, lex: Lexicon, finders) ->
     return done
 
 
-def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 1) -> int:
-    """Apply up to ``n`` synonym rewrites, or one reordering when no synonym fits."""
-    done = add_from(draft, n, rng, lex, [R.find_synonyms])
-    if done == 0:
-        done = add_from(draft, 1, rng, lex, [R.find_reorder])
-    return done
+def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 1,
+                       kinds=MEANING_KINDS, negatives=()) -> int:
+    """Apply up to ``n`` meaning-preserving rewrites of ``kinds`` (kind uniform, then option);
+    ``negatives``: donor sentences for ``add_negative`` (that kind is skipped without them)."""
+    finders = [MEANING_FINDERS[k] for k in kinds if k != "add_negative"]
+    if "add_negative" in kinds and negatives:
+        finders.append(lambda d, lx: R.find_add_negative(d, lx, negatives))
+    return add_from(draft, n, rng, lex, finders)

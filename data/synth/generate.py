@@ -28,9 +28,9 @@ from pathlib import Path
 
 from data.annotation import AnnotationError, Report, parse_annotated, read_reports
 from data.synth import rewrites as R
-from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, add_errors, add_from,
-                                meaning_preserving)
-from data.synth.draft import FINDING, POSITIVE, Draft
+from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS, add_errors,
+                                add_from, meaning_preserving)
+from data.synth.draft import FINDING, NEGATED, POSITIVE, Draft
 from data.clinical_bleurt import clinical_bleurt_quality
 from data.rexval import CANDIDATE_TYPES
 from data.synth.labels import (RaterNoise, bleurt_counts, mrscore_items, radcliq_subscores,
@@ -46,7 +46,12 @@ DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2":
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
-SYNONYM_SHARE = 0.3  # share of errored candidates that also get a meaning-preserving rewrite
+# Meaning-preserving rewrites per candidate (synonyms and abbreviations, reordering, rephrased
+# negative statements, section headers), drawn independently of the number of errors: our choice,
+# so that they are as common as errors and text distance cannot count the errors. Task 1 (one
+# sentence) draws from TASK1_MEANING_COUNTS.
+MEANING_COUNTS = (0, 1, 2, 3, 4, 5, 6)
+TASK1_MEANING_COUNTS = (0, 1, 1, 2)
 
 
 class SynthError(ValueError):
@@ -111,29 +116,41 @@ class Generator:
         self.test_reports = [r for r in reports if self.split.of(r.id) == "test"]
         if not self.test_reports:
             raise SynthError("the corpus split has no test report: the evaluation sets need some")
-        self.donors: dict[tuple, list] = {}
+        self.donors: dict[tuple, list] = {}  # sentences with a present finding
+        self.negatives: dict[tuple, list] = {}  # sentences of negated findings only
         for rep in reports:
             for section in ("findings", "impression"):
                 for sent in getattr(rep, section):
-                    if any(e.type in POSITIVE for e in sent.entities):
-                        key = (self.split.of(rep.id), rep.anatomy)
-                        self.donors.setdefault(key, []).append((rep.id, section, sent))
+                    key = (self.split.of(rep.id), rep.anatomy)
+                    types = {e.type for e in sent.entities}
+                    if types & set(POSITIVE):
+                        self.donors.setdefault(key, []).append((rep.id, section, sent, rep.modality))
+                    elif types & set(NEGATED):
+                        self.negatives.setdefault(key, []).append((rep.id, section, sent, rep.modality))
 
-    def _donors(self, rep: Report, rng: random.Random, k: int = 16):
-        """Sentences to insert: same anatomy, same side of the corpus split, another case."""
-        pool = [d for d in self.donors.get((self.split.of(rep.id), rep.anatomy), [])
+    def _donors(self, rep: Report, rng: random.Random, k: int = 16, table: dict | None = None):
+        """Sentences to insert: same anatomy, same side of the corpus split, another case, and the
+        same modality where the split side has any (else another modality of the anatomy)."""
+        table = self.donors if table is None else table
+        pool = [d for d in table.get((self.split.of(rep.id), rep.anatomy), [])
                 if self.split.case(d[0]) != rep.case]
-        return rng.sample(pool, min(k, len(pool)))
+        same = [d for d in pool if d[3] == rep.modality]
+        pool = same or pool
+        return [d[:3] for d in rng.sample(pool, min(k, len(pool)))]
 
     def candidate(self, rep: Report, rng: random.Random, n_errors: int, n_typos: int = 0,
-                  kinds=ERROR_KINDS) -> dict | None:
-        """A finalized candidate of ``rep`` (None when it would equal the reference)."""
+                  kinds=ERROR_KINDS, n_meaning: int | None = None) -> dict | None:
+        """A finalized candidate of ``rep`` (None when it would equal the reference), with
+        ``n_meaning`` meaning-preserving rewrites (default: drawn from :data:`MEANING_COUNTS`)."""
         draft = Draft.from_report(rep)
         add_errors(draft, n_errors, rng, self.lex, self._donors(rep, rng), kinds)
         if n_typos:
             add_from(draft, n_typos, rng, self.lex, [R.find_spelling, R.find_grammar])
-        if draft.text == draft.reference or rng.random() < SYNONYM_SHARE:
-            meaning_preserving(draft, rng, self.lex)
+        n_meaning = rng.choice(MEANING_COUNTS) if n_meaning is None else n_meaning
+        negatives = self._donors(rep, rng, table=self.negatives)
+        meaning_preserving(draft, rng, self.lex, n_meaning, negatives=negatives)
+        if draft.text == draft.reference:
+            meaning_preserving(draft, rng, self.lex, negatives=negatives)
         return None if draft.text == draft.reference else draft.finalize()
 
     def _attempts(self, n: int) -> range:
@@ -173,8 +190,10 @@ class Generator:
             rep, sec, k, sent = next(stream)
             draft = Draft.from_sentences(rep.id, [(sec, sent)], rep.anatomy, rep.modality)
             add_errors(draft, rng.choice((0, 1, 1, 2, 2, 3)), rng, self.lex, (), SENTENCE_KINDS)
-            if draft.text == draft.reference or rng.random() < SYNONYM_SHARE:
-                meaning_preserving(draft, rng, self.lex)
+            meaning_preserving(draft, rng, self.lex, rng.choice(TASK1_MEANING_COUNTS),
+                               SENTENCE_MEANING_KINDS)
+            if draft.text == draft.reference:
+                meaning_preserving(draft, rng, self.lex, 1, SENTENCE_MEANING_KINDS)
             if draft.text == draft.reference:
                 continue
             cand = draft.finalize()
@@ -194,7 +213,9 @@ class Generator:
                 break
             rep = next(refs)
             n_find = sum(1 for s in rep.sentences for e in s.entities if e.type in FINDING)
-            cand = self.candidate(rep, rng, rng.randint(0, max(1, n_find)))
+            # as many meaning-preserving rewrites as errors can be (both scale with the report)
+            cand = self.candidate(rep, rng, rng.randint(0, max(1, n_find)),
+                                  n_meaning=rng.randint(0, max(1, n_find)))
             if cand is None:
                 continue
             share, score = task2_score(n_find, cand["edits"])
@@ -209,11 +230,15 @@ class Generator:
             if len(out) >= n:
                 break
             rep = next(refs)
+            # matched edit counts: the opposite rewrite is one flip plus one meaning-preserving
+            # rewrite fewer than the synonym rewrite has, so both change as many places
             syn, opp = Draft.from_report(rep), Draft.from_report(rep)
-            if not meaning_preserving(syn, rng, self.lex, rng.randint(1, 3)):
+            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3))
+            if not n_syn:
                 continue
             if not add_from(opp, 1, rng, self.lex, [R.find_opposites]):
                 continue
+            meaning_preserving(opp, rng, self.lex, n_syn - 1)
             s, o = syn.finalize(), opp.finalize()
             out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
                         "original": syn.reference, "synonym": s["candidate"], "opposite": o["candidate"],

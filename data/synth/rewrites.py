@@ -1,9 +1,17 @@
-"""Rewrites: meaning-preserving (synonyms, reordering), opposite (negation flips) and typos.
+"""Rewrites: meaning-preserving (synonyms, reordering, ...), opposite (negation flips) and typos.
 
-- ``synonym``: a phrase of a synonym group (``data/lexicons/synonyms.yaml``) becomes another member
-  of the group, inside one entity span or inside plain text: every entity keeps its type.
+- ``synonym``: a phrase of a synonym group (``data/lexicons/synonyms.yaml``, abbreviations and
+  their expansions included) becomes another member of the group, inside one entity span or
+  inside plain text: every entity keeps its type.
 - ``reorder``: two neighbouring sentences of the same section change places (not when the second
-  starts with a word that points back, e.g. "This", "It").
+  starts with a word that points back, e.g. "This", "It", nor a sentence with a section header).
+- ``rephrase_normal``: "No X." <-> "There is no X." in a sentence without a verb of its own.
+- ``negation_list``: "No X or Y." <-> "No X and no Y." (the number of negation cues changes, the
+  meaning does not).
+- ``add_negative``: a sentence of only negated findings that the candidate does not mention,
+  from another report of the same split side, anatomy and modality, is inserted (no error).
+- ``header``: the "FINDINGS: " / "IMPRESSION: " header of a section's first sentence is added or
+  removed (formatting only).
 - ``unnegate`` / ``negate`` / ``antonym`` (``data/lexicons/negation.yaml``): the opposite rewrites.
   They flip the type of at least one span (NON-X <-> X); as errors they are category 1 (a finding
   appears) or 2 (a finding disappears), always clinically significant.
@@ -17,11 +25,13 @@ import re
 
 from data.annotation import tokenize_words
 from data.synth.draft import FLIP, NEGATED, POSITIVE, Draft, Option, Slot
-from data.synth.edits import ANAPHORA, editable, lowered, match_case, phrase_re
+from data.synth.edits import ANAPHORA, editable, has_match, lowered, match_case, phrase_re
 from data.synth.lexicon import Lexicon
 
 _LIST_GAP = re.compile(r"^(?:\s|,|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
 _FINAL = re.compile(r"\s*(?:[.,;:]|$)")
+_HEADER = re.compile(r"(?:FINDINGS|IMPRESSION|CONCLUSION):\s*")
+SECTION_HEADERS = {"findings": "FINDINGS: ", "impression": "IMPRESSION: "}
 
 
 def _segments(slot: Slot):
@@ -56,11 +66,31 @@ def find_synonyms(draft: Draft, lex: Lexicon) -> list[Option]:
                         for other in group.terms:
                             if other.lower() == term.lower():
                                 continue
-                            new = match_case(m.group(), other)
+                            new = _case_like(m.group(), other, _sentence_start(slot.text, a))
                             out.append(Option("synonym", None, False, "meaning-preserving synonym",
                                               i, start=a, end=b, text=new,
                                               detail=(("from", m.group()), ("to", new))))
     return out
+
+
+def _is_acronym(phrase: str) -> bool:
+    word = phrase.split(" ", 1)[0]
+    return len(word) > 1 and word.isupper()
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    """True at the start of the sentence or right after a section header ("FINDINGS: ")."""
+    return pos == 0 or bool(_HEADER.fullmatch(text[:pos]))
+
+
+def _case_like(found: str, other: str, at_start: bool) -> str:
+    """``other`` spelt for the place of ``found``: an abbreviation keeps its capitals, and an
+    expansion of an abbreviation is capitalised only at the start of a sentence."""
+    if _is_acronym(other):
+        return other
+    if _is_acronym(found):
+        return other[0].upper() + other[1:] if at_start else other
+    return match_case(found, other)
 
 
 def find_reorder(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
@@ -75,8 +105,117 @@ def find_reorder(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
         first = b.text.split(" ", 1)[0].lower().strip(",;:")
         if first in ANAPHORA - {"the"}:
             continue
+        if _HEADER.match(a.text) or _HEADER.match(b.text):  # a header stays at its section's top
+            continue
         out.append(Option("reorder", None, False, "meaning-preserving change of sentence order",
                           k, op="swap", other=nxt))
+    return out
+
+
+_NO_CUE = re.compile(r"No (?=[a-z])")
+_THERE_IS_NO = re.compile(r"There (?:is|are) no (?=[a-z])")
+_VERB = re.compile(r"\b(?:is|are|was|were|seen|noted|identified|present|demonstrated|visualized)\b")
+_PLURAL_EXCEPTIONS = ("ss", "sis", "us", "ous", "xis")
+
+
+def find_rephrase_normal(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
+    """A negative statement said the other common way: "No X." <-> "There is no X." ("are" when
+    the first negated finding ends in a plural -s); only in a sentence with no verb of its own."""
+    out = []
+    for i, slot in editable(draft):
+        head = _HEADER.match(slot.text)
+        at = head.end() if head else 0
+        negated = sorted((sp for sp in slot.spans if sp.type in NEGATED), key=lambda sp: sp.start)
+        m = _NO_CUE.match(slot.text, at)
+        if m and negated and not _VERB.search(slot.text, m.end()):
+            word = slot.span_text(negated[0]).split()[-1].lower()
+            plural = word.endswith("s") and not word.endswith(_PLURAL_EXCEPTIONS)
+            new = "There are no " if plural else "There is no "
+        else:
+            m = _THERE_IS_NO.match(slot.text, at)
+            if not m or not negated:
+                continue
+            new = "No "
+        a, b = m.start(), m.end()
+        if not slot.free(a, b) or slot.crosses_span(a, b):
+            continue
+        out.append(Option("rephrase_normal", None, False, "meaning-preserving rephrasing of a "
+                          "negative statement", i, start=a, end=b, text=new,
+                          detail=(("from", m.group()), ("to", new))))
+    return out
+
+
+def find_negation_list(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
+    """Two negated findings said with one cue or with two: "No X or Y." <-> "No X and no Y."
+    (only where the two spans are joined by nothing but the conjunction)."""
+    out = []
+    for i, slot in editable(draft):
+        head = _HEADER.match(slot.text)
+        if not _NO_CUE.match(slot.text, head.end() if head else 0):
+            continue
+        negated = sorted((sp for sp in slot.spans if sp.type in NEGATED), key=lambda sp: sp.start)
+        for left, right in zip(negated, negated[1:]):
+            gap = slot.text[left.end:right.start]
+            new = {" or ": " and no ", " and no ": " or "}.get(gap)
+            if new is None or "," in slot.text[:left.end]:
+                continue
+            if not slot.free(left.end, right.start):
+                continue
+            out.append(Option("negation_list", None, False, "meaning-preserving change of how a "
+                              "list of negated findings is joined", i, start=left.end,
+                              end=right.start, text=new, detail=(("from", gap), ("to", new))))
+    return out
+
+
+def find_add_negative(draft: Draft, lex: Lexicon, donors) -> list[Option]:
+    """A pertinent negative the reference does not state ("No pleural effusion."), taken from
+    another report (``donors``: ``(report_id, section, AnnotatedSentence)`` of the same split side,
+    anatomy and modality), inserted into the same section: a large textual change that is no
+    error (it reports no finding). Skipped: a donor that names anything the candidate already
+    mentions (it could contradict or repeat it), holds a comparison, or points back ("This ...").
+    """
+    text = draft.text.lower()
+    out = []
+    for source, section, sent in donors:
+        if source == draft.reference_id:
+            continue
+        named = [t.lower() for t, ty in sent.entity_texts() if ty != "ANATOMY"]
+        if not named or any(t in text for t in named):
+            continue
+        if has_match(lex.comparison_markers, sent.text) or sent.words[0].lower() in ANAPHORA:
+            continue
+        idx = [k for k, s in enumerate(draft.slots) if s.section == section]
+        if not idx:
+            continue
+        first = draft.slots[idx[0]]
+        places = (idx[1:] if _HEADER.match(first.text) else idx) + [idx[-1] + 1]
+        for k in places:
+            out.append(Option("add_negative", None, False, "a pertinent negative the reference "
+                              "does not state: no finding is added", k, op="insert", sentence=sent,
+                              section=section, detail=(("source", source), ("source_section", section))))
+    return out
+
+
+def find_header(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
+    """The section header of the first sentence of findings or impression added or removed."""
+    out, seen = [], set()
+    live = {id(s) for _, s in editable(draft)}
+    for i, slot in enumerate(draft.slots):
+        if slot.deleted_by is not None or slot.section in seen:
+            continue
+        seen.add(slot.section)
+        if id(slot) not in live or slot.moved_by is not None or slot.section not in SECTION_HEADERS:
+            continue
+        head = _HEADER.match(slot.text)
+        if head:
+            a, b, new = 0, head.end(), ""
+        else:
+            a, b, new = 0, 0, SECTION_HEADERS[slot.section]
+        if not slot.free(a, b):
+            continue
+        out.append(Option("header", None, False, "meaning-preserving section header change", i,
+                          start=a, end=b, text=new,
+                          detail=(("from", slot.text[a:b]), ("to", new))))
     return out
 
 

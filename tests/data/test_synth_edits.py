@@ -287,6 +287,79 @@ def test_reorder_swaps_neighbours_and_records_both_spans():
     assert (e["kind"], e["category"], e["candidate_span"], e["reference_span"]) == ("reorder", None, [0, 33], [0, 33])
 
 
+# -- other meaning-preserving rewrites -----------------------------------------------------------
+def _meaning_preserving(e):
+    assert e["category"] is None and e["significant"] is False
+
+
+def test_abbreviations_expand_and_contract_with_the_case_of_their_place():
+    rep = report(["[RLL|ANATOMY] [pneumonia|DISEASE].",
+                  "Stable [nodule|ABNORMALITY] in the [RUL|ANATOMY].",
+                  "[Opacity|ABNORMALITY] in the [right upper lobe|ANATOMY]."])
+    out, e = run(rep, R.find_synonyms, slot=0, to="Right lower lobe")
+    assert annotated(out)[0] == "[Right lower lobe|ANATOMY] [pneumonia|DISEASE]."
+    _meaning_preserving(e)
+    out, _ = run(rep, R.find_synonyms, slot=1, to="right upper lobe")
+    assert annotated(out)[1] == "Stable [nodule|ABNORMALITY] in the [right upper lobe|ANATOMY]."
+    out, _ = run(rep, R.find_synonyms, slot=2, to="RUL")
+    assert annotated(out)[2] == "[Opacity|ABNORMALITY] in the [RUL|ANATOMY]."
+
+
+def test_negative_statements_are_rephrased_both_ways_without_changing_a_type():
+    rep = report(["No [pneumothorax|NON-DISEASE].", "There is no [pleural effusion|NON-ABNORMALITY].",
+                  "No [enlarged lymph nodes|NON-ABNORMALITY].", "No [fracture|NON-DISEASE] is seen."])
+    draft = Draft.from_report(rep)
+    options = R.find_rephrase_normal(draft, LEX)
+    assert sorted(o.slot for o in options) == [0, 1, 2, 4]  # "... is seen" (3) has a verb of its own
+    out, e = run(rep, R.find_rephrase_normal, slot=0)
+    assert annotated(out)[0] == "There is no [pneumothorax|NON-DISEASE]."
+    _meaning_preserving(e)
+    out, _ = run(rep, R.find_rephrase_normal, slot=1)
+    assert annotated(out)[1] == "No [pleural effusion|NON-ABNORMALITY]."
+    out, _ = run(rep, R.find_rephrase_normal, slot=2)
+    assert annotated(out)[2] == "There are no [enlarged lymph nodes|NON-ABNORMALITY]."
+
+
+def test_a_list_of_negated_findings_takes_one_cue_or_two():
+    rep = report(["No [pneumothorax|NON-DISEASE] or [pleural effusion|NON-ABNORMALITY].",
+                  "No [mass|NON-ABNORMALITY] and no [adenopathy|NON-ABNORMALITY].",
+                  "No [focal consolidation|NON-ABNORMALITY], [effusion|NON-ABNORMALITY] or [pneumothorax|NON-DISEASE]."])
+    draft = Draft.from_report(rep)
+    assert sorted(o.slot for o in R.find_negation_list(draft, LEX)) == [0, 1]  # not after a comma list
+    out, e = run(rep, R.find_negation_list, slot=0)
+    assert annotated(out)[0] == "No [pneumothorax|NON-DISEASE] and no [pleural effusion|NON-ABNORMALITY]."
+    _meaning_preserving(e)
+    out, _ = run(rep, R.find_negation_list, slot=1)
+    assert annotated(out)[1] == "No [mass|NON-ABNORMALITY] or [adenopathy|NON-ABNORMALITY]."
+
+
+def test_section_headers_are_added_or_removed_and_never_moved():
+    rep = report(["FINDINGS: [Lungs|ANATOMY] are [clear|NON-ABNORMALITY].", "No [pneumothorax|NON-DISEASE]."],
+                 ["No [acute abnormality|NON-ABNORMALITY]."])
+    draft = Draft.from_report(rep)
+    assert sorted(o.slot for o in R.find_header(draft, LEX)) == [0, 2]  # each section's first sentence
+    assert R.find_reorder(draft, LEX) == []  # the header sentence stays at the top
+    out, e = run(rep, R.find_header, slot=0)
+    assert annotated(out)[0] == "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY]."
+    _meaning_preserving(e)
+    out, _ = run(rep, R.find_header, slot=2)
+    assert annotated(out)[2] == "IMPRESSION: No [acute abnormality|NON-ABNORMALITY]."
+
+
+def test_an_added_pertinent_negative_is_no_error_and_never_names_a_mentioned_finding():
+    rep = report(EFFUSION)
+    donors = [("d1", "findings", parse_annotated("No [pleural effusion|NON-ABNORMALITY].")),  # named already
+              ("d2", "findings", parse_annotated("No [focal consolidation|NON-ABNORMALITY].")),
+              ("d3", "findings", parse_annotated("It is [unchanged|NON-ABNORMALITY]."))]  # points back
+    draft = Draft.from_report(rep)
+    options = R.find_add_negative(draft, LEX, donors)
+    assert options and {dict(o.detail)["source"] for o in options} == {"d2"}
+    apply(draft, options[-1])
+    out = draft.finalize()
+    assert "No focal consolidation." in out["candidate"]
+    _meaning_preserving(out["edits"][0])
+
+
 # -- spelling and grammar ------------------------------------------------------------------------
 def test_spelling_inside_an_entity_keeps_the_span():
     rep = report(["No [pneumothorax|NON-DISEASE]."])
