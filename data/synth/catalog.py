@@ -43,7 +43,12 @@ MEANING_FINDERS = {
     "add_negative": None,  # needs donor sentences: see meaning_preserving
 }
 MEANING_KINDS = tuple(MEANING_FINDERS)
-SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list")  # inside one sentence (RaTE-Eval Task 1)
+SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list")
+# How many meaning-preserving rewrites a candidate gets, drawn independently of its errors (our
+# choice: as common as errors, so that text distance cannot count the errors); Task 1 (one
+# sentence) draws from TASK1_MEANING_COUNTS, Task 2 up to the report's number of findings.
+MEANING_COUNTS = (0, 1, 2, 3, 4, 5, 6)
+TASK1_MEANING_COUNTS = (0, 1, 1, 2)  # inside one sentence (RaTE-Eval Task 1)
 
 
 def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS) -> list[Option]:

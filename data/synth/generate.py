@@ -28,8 +28,8 @@ from pathlib import Path
 
 from data.annotation import AnnotationError, Report, parse_annotated, read_reports
 from data.synth import rewrites as R
-from data.synth.catalog import (ERROR_KINDS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS, add_errors,
-                                add_from, meaning_preserving)
+from data.synth.catalog import (ERROR_KINDS, MEANING_COUNTS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS,
+                                TASK1_MEANING_COUNTS, add_errors, add_from, meaning_preserving)
 from data.synth.draft import FINDING, NEGATED, POSITIVE, Draft
 from data.clinical_bleurt import clinical_bleurt_quality
 from data.rexval import CANDIDATE_TYPES
@@ -46,12 +46,6 @@ DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2":
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
-# Meaning-preserving rewrites per candidate (synonyms and abbreviations, reordering, rephrased
-# negative statements, section headers), drawn independently of the number of errors: our choice,
-# so that they are as common as errors and text distance cannot count the errors. Task 1 (one
-# sentence) draws from TASK1_MEANING_COUNTS.
-MEANING_COUNTS = (0, 1, 2, 3, 4, 5, 6)
-TASK1_MEANING_COUNTS = (0, 1, 1, 2)
 
 
 class SynthError(ValueError):

@@ -26,7 +26,9 @@ import json
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
+from data.synth import catalog as C
 from data.synth import edits as E
+from data.synth import rewrites as R
 from data.synth import labels as L
 from data.rexval import CANDIDATE_TYPES
 
@@ -202,6 +204,16 @@ def _readme(info: dict, counts: dict) -> str:
         "## Edits and the clinically-significant rule",
         "",
         "Clinically significant rule" + E.__doc__.split("Clinically significant rule", 1)[1].rstrip(),
+        "",
+        "## Meaning-preserving rewrites (no error)",
+        "",
+        "Every candidate also gets meaning-preserving rewrites, drawn independently of its "
+        f"errors (how many: drawn from {list(C.MEANING_COUNTS)} per report candidate, from "
+        f"{list(C.TASK1_MEANING_COUNTS)} per Task 1 sentence, from 0 to the report's number of "
+        "findings in Task 2), so that the amount of changed "
+        "text says little about the number of errors. Kinds:",
+        "",
+        "- " + R.__doc__.split("\n- ", 1)[1].split("\n- ``unnegate``", 1)[0].rstrip(),
         "",
         "## Labels",
         "",

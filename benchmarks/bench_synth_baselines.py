@@ -1,0 +1,105 @@
+"""What text alone reaches on the SYNTHETIC benchmark: the trivial baselines on every rated set.
+
+    .venv/bin/python benchmarks/bench_synth_baselines.py [--seeds 0 1 2] [--out benchmarks/results/synth_baselines.json]
+
+For each seed, generates the default synthetic sets (``python -m data synth`` sizes) into a
+temporary folder and scores the evaluation side of every set with the trivial baselines of
+:mod:`train.baselines` (difflib change hunks, negation-cue count difference, unigram F1) and
+BLEU-4 for reference: Kendall tau-b against the ReXVal-layout mean error counts (all errors, and
+clinically significant ones), against the Task 2 test scores and the ER² RadCliQ test totals,
+Pearson against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym
+strictly above opposite; a tie is a miss). A benchmark that these solve measures its generator,
+not the metrics (issue #14 asks for Kendall <= 0.40 and triads <= 65%). Prints a table and writes
+JSON. All numbers are on SYNTHETIC data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau, pearsonr
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E402
+from data.ratings import read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
+from data.rexval import read_rexval  # noqa: E402
+from data.synth import generate  # noqa: E402
+from train.baselines import bleu, diff_hunks, negation_keywords, unigram_f1  # noqa: E402
+
+METRICS = {"diff_hunks": diff_hunks, "negation_keywords": negation_keywords,
+           "unigram_f1": unigram_f1, "bleu4": bleu}
+
+
+def _kendall(fn, refs, cands, target) -> float:
+    return float(kendalltau(fn(refs, cands), target).statistic)
+
+
+def measure(folder: Path) -> dict:
+    """Every baseline on every rated set of one generated folder."""
+    sets = {}
+    for name, significant in (("rexval_mean_errors", False), ("rexval_mean_significant_errors", True)):
+        pairs = read_rexval(folder / "synthetic_rexval", significant_only=significant)
+        target = [-p.rating for p in pairs]  # fewer errors is better
+        sets[name] = {"n": len(pairs), "statistic": "kendall", **{
+            m: _kendall(f, [p.reference for p in pairs], [p.candidate for p in pairs], target)
+            for m, f in METRICS.items()}}
+    t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
+    sets["task2_test"] = {"n": len(t2), "statistic": "kendall", **{
+        m: _kendall(f, [p.reference for p in t2], [p.candidate for p in t2], [p.rating for p in t2])
+        for m, f in METRICS.items()}}
+    er2 = [p for p in read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
+           if p.meta.get("split") == "test"]
+    sets["er2_radcliq_test_total"] = {"n": len(er2), "statistic": "kendall", **{
+        m: _kendall(f, [p.reference for p in er2], [p.candidate for p in er2], [-p.total for p in er2])
+        for m, f in METRICS.items()}}
+    bl = [r for r in read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
+          if r.meta.get("split") == "test"]
+    sets["bleurt_test"] = {"n": len(bl), "statistic": "pearson", **{
+        m: float(pearsonr(f([r.reference for r in bl], [r.candidate for r in bl]), [r.rating for r in bl]).statistic)
+        for m, f in METRICS.items()}}
+    triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
+    original = [t.original for t in triads]
+    sets["task3_triads"] = {"n": len(triads), "statistic": "accuracy", **{
+        m: float(np.mean(f(original, [t.synonym for t in triads]) > f(original, [t.opposite for t in triads])))
+        for m, f in METRICS.items()}}
+    return sets
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "synth_baselines.json"))
+    args = p.parse_args(argv)
+    runs = {}
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            generate(Path(tmp), seed=seed)
+            runs[str(seed)] = measure(Path(tmp))
+            print(f"seed {seed}: generated and measured in {time.perf_counter() - t0:.0f} s", flush=True)
+    names = list(runs[str(args.seeds[0])])
+    summary = {s: {m: float(np.mean([runs[k][s][m] for k in runs])) for m in METRICS} for s in names}
+    print("\nSYNTHETIC sets, mean over seeds", args.seeds)
+    print(f"| set | statistic | n | {' | '.join(METRICS)} |")
+    print("|---|---|---:|" + "---:|" * len(METRICS))
+    for s in names:
+        first = runs[str(args.seeds[0])][s]
+        print(f"| {s} | {first['statistic']} | {first['n']} | "
+              + " | ".join(f"{summary[s][m]:.3f}" for m in METRICS) + " |")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"data": "SYNTHETIC (python -m data synth, default sizes)", "seeds": args.seeds,
+                               "mean": summary, "runs": runs}, indent=1) + "\n")
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()
