@@ -292,6 +292,15 @@ def _meaning_preserving(e):
     assert e["category"] is None and e["significant"] is False
 
 
+def _each_way(rep, finder, expected: dict):
+    """Apply ``finder``'s option on each slot of ``expected`` alone: the slot reads as given and
+    the edit is meaning-preserving."""
+    for slot, text in expected.items():
+        out, e = run(rep, finder, slot=slot)
+        assert annotated(out)[slot] == text
+        _meaning_preserving(e)
+
+
 def test_abbreviations_expand_and_contract_with_the_case_of_their_place():
     rep = report(["[RLL|ANATOMY] [pneumonia|DISEASE].",
                   "Stable [nodule|ABNORMALITY] in the [RUL|ANATOMY].",
@@ -311,13 +320,9 @@ def test_negative_statements_are_rephrased_both_ways_without_changing_a_type():
     draft = Draft.from_report(rep)
     options = R.find_rephrase_normal(draft, LEX)
     assert sorted(o.slot for o in options) == [0, 1, 2, 4]  # "... is seen" (3) has a verb of its own
-    out, e = run(rep, R.find_rephrase_normal, slot=0)
-    assert annotated(out)[0] == "There is no [pneumothorax|NON-DISEASE]."
-    _meaning_preserving(e)
-    out, _ = run(rep, R.find_rephrase_normal, slot=1)
-    assert annotated(out)[1] == "No [pleural effusion|NON-ABNORMALITY]."
-    out, _ = run(rep, R.find_rephrase_normal, slot=2)
-    assert annotated(out)[2] == "There are no [enlarged lymph nodes|NON-ABNORMALITY]."
+    _each_way(rep, R.find_rephrase_normal, {0: "There is no [pneumothorax|NON-DISEASE].",
+                                            1: "No [pleural effusion|NON-ABNORMALITY].",
+                                            2: "There are no [enlarged lymph nodes|NON-ABNORMALITY]."})
 
 
 def test_a_list_of_negated_findings_takes_one_cue_or_two():
@@ -326,11 +331,9 @@ def test_a_list_of_negated_findings_takes_one_cue_or_two():
                   "No [focal consolidation|NON-ABNORMALITY], [effusion|NON-ABNORMALITY] or [pneumothorax|NON-DISEASE]."])
     draft = Draft.from_report(rep)
     assert sorted(o.slot for o in R.find_negation_list(draft, LEX)) == [0, 1]  # not after a comma list
-    out, e = run(rep, R.find_negation_list, slot=0)
-    assert annotated(out)[0] == "No [pneumothorax|NON-DISEASE] and no [pleural effusion|NON-ABNORMALITY]."
-    _meaning_preserving(e)
-    out, _ = run(rep, R.find_negation_list, slot=1)
-    assert annotated(out)[1] == "No [mass|NON-ABNORMALITY] or [adenopathy|NON-ABNORMALITY]."
+    _each_way(rep, R.find_negation_list, {
+        0: "No [pneumothorax|NON-DISEASE] and no [pleural effusion|NON-ABNORMALITY].",
+        1: "No [mass|NON-ABNORMALITY] or [adenopathy|NON-ABNORMALITY]."})
 
 
 def test_section_headers_are_added_or_removed_and_never_moved():
@@ -339,11 +342,8 @@ def test_section_headers_are_added_or_removed_and_never_moved():
     draft = Draft.from_report(rep)
     assert sorted(o.slot for o in R.find_header(draft, LEX)) == [0, 2]  # each section's first sentence
     assert R.find_reorder(draft, LEX) == []  # the header sentence stays at the top
-    out, e = run(rep, R.find_header, slot=0)
-    assert annotated(out)[0] == "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY]."
-    _meaning_preserving(e)
-    out, _ = run(rep, R.find_header, slot=2)
-    assert annotated(out)[2] == "IMPRESSION: No [acute abnormality|NON-ABNORMALITY]."
+    _each_way(rep, R.find_header, {0: "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY].",
+                                   2: "IMPRESSION: No [acute abnormality|NON-ABNORMALITY]."})
 
 
 def test_an_added_pertinent_negative_is_no_error_and_never_names_a_mentioned_finding():
