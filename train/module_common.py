@@ -24,6 +24,17 @@ class EvalStages:
         self._eval_end("test")
 
 
+FUSED_DEVICES = ("cpu", "cuda")
+
+
+def fused_adamw_supported(params: list) -> bool:
+    """Whether torch's fused AdamW kernel takes these parameters: all floating point, on the CPU or
+    on CUDA. It is the same update as the default (multi-tensor) one, in one kernel: on a 2-core CPU
+    the optimizer step of MiniLM (22M parameters) drops from 0.128 s to 0.020 s, 20% of a training
+    step (measured with benchmarks/bench_train_step.py)."""
+    return bool(params) and all(p.is_floating_point() and p.device.type in FUSED_DEVICES for p in params)
+
+
 def adamw_linear_warmup(module, body: list, head: list) -> dict:
     """AdamW with ``hparams.weight_decay`` over two groups, ``body`` at ``hparams.lr`` and ``head``
     at ``hparams.head_lr`` (``hparams.lr`` when unset), empty groups left out, and a linear
@@ -32,7 +43,9 @@ def adamw_linear_warmup(module, body: list, head: list) -> dict:
 
     hp = module.hparams
     groups = [{"params": body, "lr": hp.lr}, {"params": head, "lr": hp.head_lr or hp.lr}]
-    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay)
+    params = [p for g in groups for p in g["params"]]
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay,
+                                  fused=fused_adamw_supported(params) or None)
     total = max(1, int(module.trainer.estimated_stepping_batches))
     scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -1,0 +1,44 @@
+"""The shared optimiser: AdamW in two groups with a linear schedule, fused where torch can."""
+
+from types import SimpleNamespace
+
+import torch
+
+from train.module_common import adamw_linear_warmup, fused_adamw_supported
+
+
+def _module(lr=1e-2, head_lr=None):
+    torch.manual_seed(0)
+    body, head = torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)
+    module = SimpleNamespace(hparams=SimpleNamespace(lr=lr, head_lr=head_lr, weight_decay=0.01, warmup_ratio=0.1),
+                             trainer=SimpleNamespace(estimated_stepping_batches=10))
+    return module, body, head
+
+
+def test_fused_kernel_is_used_for_float_parameters_on_the_cpu():
+    module, body, head = _module(head_lr=1e-1)
+    opt = adamw_linear_warmup(module, list(body.parameters()), list(head.parameters()))["optimizer"]
+    assert opt.defaults["fused"] is True
+    assert [g["lr"] for g in opt.param_groups] == [0.0, 0.0]  # warm-up starts at 0
+    assert [g["initial_lr"] for g in opt.param_groups] == [1e-2, 1e-1]
+    assert not fused_adamw_supported([])
+    assert not fused_adamw_supported([torch.zeros(3, dtype=torch.long)])
+    assert not fused_adamw_supported([torch.nn.Parameter(torch.zeros(3)), torch.zeros(2, dtype=torch.int32)])
+
+
+def test_fused_and_default_adamw_make_the_same_updates():
+    torch.manual_seed(1)
+    weights = [torch.nn.Parameter(torch.randn(64, 32)) for _ in range(2)]
+    copies = [torch.nn.Parameter(w.detach().clone()) for w in weights]
+    start = [w.detach().clone() for w in weights]
+    fused = torch.optim.AdamW(weights, lr=1e-3, weight_decay=0.01, fused=True)
+    default = torch.optim.AdamW(copies, lr=1e-3, weight_decay=0.01)
+    for step in range(20):
+        grads = [torch.randn(64, 32) for _ in weights]
+        for params, opt in ((weights, fused), (copies, default)):
+            for p, g in zip(params, grads):
+                p.grad = g.clone()
+            opt.step()
+    assert min(float((w - w0).abs().max()) for w, w0 in zip(weights, start)) > 1e-3  # they did move
+    for w, c in zip(weights, copies):
+        assert torch.allclose(w, c, atol=1e-6), float((w - c).abs().max())
