@@ -238,29 +238,46 @@ def find_remove_finding(draft: Draft, lex: Lexicon) -> list[Option]:
     return out
 
 
-def find_insert_finding(draft: Draft, lex: Lexicon, donors) -> list[Option]:
-    """Category 1: insert a sentence with a present finding from another report.
+# A section header opening a report section's first sentence ("FINDINGS: Lungs are clear.").
+HEADER = re.compile(r"(?:FINDINGS|IMPRESSION):\s*")
 
-    ``donors``: ``(report_id, section, AnnotatedSentence)`` from reports of a compatible
-    anatomy. Skipped: a donor whose present findings already appear in the candidate, one that
-    holds a comparison (it would add an uncounted category-5 error) and one whose first word
-    points back to its own report ("This", "The", "It", ...).
-    """
+
+def usable_donors(draft: Draft, lex: Lexicon, donors, named):
+    """The ``(source, section, sentence)`` donors that may be inserted into ``draft``: not from its
+    own report, not holding a comparison (it would add an uncounted category-5 error), not
+    starting with a word that points back to its own report ("This", "The", "It", ...), and with
+    texts ``named(sentence)`` of which none already appears in the candidate (it would repeat or
+    contradict it) and at least one exists."""
     text = draft.text.lower()
-    positions = {}
-    for sec in ("findings", "impression"):
-        idx = [k for k, s in enumerate(draft.slots) if s.section == sec]
-        if idx:
-            positions[sec] = idx + [idx[-1] + 1]
-    out = []
     for source, section, sent in donors:
         if source == draft.reference_id:
             continue
-        found = [(t, ty) for t, ty in sent.entity_texts() if ty in POSITIVE]
-        if not found or any(t.lower() in text for t, _ in found):
+        names = named(sent)
+        if not names or any(t.lower() in text for t in names):
             continue
         if has_match(lex.comparison_markers, sent.text) or sent.words[0].lower() in ANAPHORA:
             continue
+        yield source, section, sent
+
+
+def section_positions(draft: Draft, section: str) -> list[int]:
+    """Where a sentence can be inserted into ``section``: before each of its sentences except a
+    first one that opens with the section header (the header stays at the top), and after its
+    last one. Empty when the draft has no such section."""
+    idx = [k for k, s in enumerate(draft.slots) if s.section == section]
+    if not idx:
+        return []
+    return (idx[1:] if HEADER.match(draft.slots[idx[0]].text) else idx) + [idx[-1] + 1]
+
+
+def find_insert_finding(draft: Draft, lex: Lexicon, donors) -> list[Option]:
+    """Category 1: insert a sentence with a present finding from another report, into the findings
+    or the impression (``donors``: ``(report_id, section, AnnotatedSentence)`` from reports of a
+    compatible anatomy; filtered by :func:`usable_donors` on their present findings)."""
+    positions = {sec: section_positions(draft, sec) for sec in ("findings", "impression")}
+    out = []
+    for source, section, sent in usable_donors(
+            draft, lex, donors, lambda s: [t for t, ty in s.entity_texts() if ty in POSITIVE]):
         for sec, idx in positions.items():
             for k in idx:
                 out.append(Option("insert_finding", 1, True,

@@ -141,9 +141,10 @@ class Generator:
         if n_typos:
             add_from(draft, n_typos, rng, self.lex, [R.find_spelling, R.find_grammar])
         n_meaning = rng.choice(MEANING_COUNTS) if n_meaning is None else n_meaning
-        negatives = self._donors(rep, rng, table=self.negatives)
+        negatives = self._donors(rep, rng, table=self.negatives) if n_meaning else ()
         meaning_preserving(draft, rng, self.lex, n_meaning, negatives=negatives)
         if draft.text == draft.reference:
+            negatives = negatives or self._donors(rep, rng, table=self.negatives)
             meaning_preserving(draft, rng, self.lex, negatives=negatives)
         return None if draft.text == draft.reference else draft.finalize()
 

@@ -25,12 +25,12 @@ import re
 
 from data.annotation import tokenize_words
 from data.synth.draft import FLIP, NEGATED, POSITIVE, Draft, Option, Slot
-from data.synth.edits import ANAPHORA, editable, has_match, lowered, match_case, phrase_re
+from data.synth.edits import (ANAPHORA, HEADER, editable, lowered, match_case, phrase_re, section_positions,
+                              usable_donors)
 from data.synth.lexicon import Lexicon
 
 _LIST_GAP = re.compile(r"^(?:\s|,|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
 _FINAL = re.compile(r"\s*(?:[.,;:]|$)")
-_HEADER = re.compile(r"(?:FINDINGS|IMPRESSION|CONCLUSION):\s*")
 SECTION_HEADERS = {"findings": "FINDINGS: ", "impression": "IMPRESSION: "}
 
 
@@ -80,7 +80,7 @@ def _is_acronym(phrase: str) -> bool:
 
 def _sentence_start(text: str, pos: int) -> bool:
     """True at the start of the sentence or right after a section header ("FINDINGS: ")."""
-    return pos == 0 or bool(_HEADER.fullmatch(text[:pos]))
+    return pos == 0 or bool(HEADER.fullmatch(text[:pos]))
 
 
 def _case_like(found: str, other: str, at_start: bool) -> str:
@@ -105,7 +105,7 @@ def find_reorder(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
         first = b.text.split(" ", 1)[0].lower().strip(",;:")
         if first in ANAPHORA - {"the"}:
             continue
-        if _HEADER.match(a.text) or _HEADER.match(b.text):  # a header stays at its section's top
+        if HEADER.match(a.text) or HEADER.match(b.text):  # a header stays at its section's top
             continue
         out.append(Option("reorder", None, False, "meaning-preserving change of sentence order",
                           k, op="swap", other=nxt))
@@ -123,7 +123,7 @@ def find_rephrase_normal(draft: Draft, lex: Lexicon | None = None) -> list[Optio
     the first negated finding ends in a plural -s); only in a sentence with no verb of its own."""
     out = []
     for i, slot in editable(draft):
-        head = _HEADER.match(slot.text)
+        head = HEADER.match(slot.text)
         at = head.end() if head else 0
         negated = sorted((sp for sp in slot.spans if sp.type in NEGATED), key=lambda sp: sp.start)
         m = _NO_CUE.match(slot.text, at)
@@ -150,7 +150,7 @@ def find_negation_list(draft: Draft, lex: Lexicon | None = None) -> list[Option]
     (only where the two spans are joined by nothing but the conjunction)."""
     out = []
     for i, slot in editable(draft):
-        head = _HEADER.match(slot.text)
+        head = HEADER.match(slot.text)
         if not _NO_CUE.match(slot.text, head.end() if head else 0):
             continue
         negated = sorted((sp for sp in slot.spans if sp.type in NEGATED), key=lambda sp: sp.start)
@@ -171,25 +171,12 @@ def find_add_negative(draft: Draft, lex: Lexicon, donors) -> list[Option]:
     """A pertinent negative the reference does not state ("No pleural effusion."), taken from
     another report (``donors``: ``(report_id, section, AnnotatedSentence)`` of the same split side,
     anatomy and modality), inserted into the same section: a large textual change that is no
-    error (it reports no finding). Skipped: a donor that names anything the candidate already
-    mentions (it could contradict or repeat it), holds a comparison, or points back ("This ...").
-    """
-    text = draft.text.lower()
+    error (it reports no finding). Donors are filtered by :func:`edits.usable_donors` on every
+    non-anatomy text they name (it could contradict or repeat the candidate)."""
     out = []
-    for source, section, sent in donors:
-        if source == draft.reference_id:
-            continue
-        named = [t.lower() for t, ty in sent.entity_texts() if ty != "ANATOMY"]
-        if not named or any(t in text for t in named):
-            continue
-        if has_match(lex.comparison_markers, sent.text) or sent.words[0].lower() in ANAPHORA:
-            continue
-        idx = [k for k, s in enumerate(draft.slots) if s.section == section]
-        if not idx:
-            continue
-        first = draft.slots[idx[0]]
-        places = (idx[1:] if _HEADER.match(first.text) else idx) + [idx[-1] + 1]
-        for k in places:
+    for source, section, sent in usable_donors(
+            draft, lex, donors, lambda s: [t for t, ty in s.entity_texts() if ty != "ANATOMY"]):
+        for k in section_positions(draft, section):
             out.append(Option("add_negative", None, False, "a pertinent negative the reference "
                               "does not state: no finding is added", k, op="insert", sentence=sent,
                               section=section, detail=(("source", source), ("source_section", section))))
@@ -206,7 +193,7 @@ def find_header(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
         seen.add(slot.section)
         if id(slot) not in live or slot.moved_by is not None or slot.section not in SECTION_HEADERS:
             continue
-        head = _HEADER.match(slot.text)
+        head = HEADER.match(slot.text)
         if head:
             a, b, new = 0, head.end(), ""
         else:

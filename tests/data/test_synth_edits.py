@@ -340,6 +340,12 @@ def test_section_headers_are_added_or_removed_and_never_moved():
     rep = report(["FINDINGS: [Lungs|ANATOMY] are [clear|NON-ABNORMALITY].", "No [pneumothorax|NON-DISEASE]."],
                  ["No [acute abnormality|NON-ABNORMALITY]."])
     draft = Draft.from_report(rep)
+    donors = [("d1", "findings", parse_annotated("[Left lower lobe|ANATOMY] [atelectasis|ABNORMALITY].")),
+              ("d2", "findings", parse_annotated("No [pleural effusion|NON-ABNORMALITY]."))]
+    # an inserted sentence never goes above a section's header
+    assert sorted((o.section, o.slot) for o in E.find_insert_finding(draft, LEX, donors[:1])) == [
+        ("findings", 1), ("findings", 2), ("impression", 2), ("impression", 3)]
+    assert sorted(o.slot for o in R.find_add_negative(draft, LEX, donors[1:])) == [1, 2]
     assert sorted(o.slot for o in R.find_header(draft, LEX)) == [0, 2]  # each section's first sentence
     assert R.find_reorder(draft, LEX) == []  # the header sentence stays at the top
     _each_way(rep, R.find_header, {0: "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY].",
