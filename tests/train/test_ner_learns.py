@@ -1,4 +1,4 @@
-"""Does it learn: the packaged MiniLM on the shipped sample, one or two epochs on the CPU."""
+"""Does it learn: the packaged MiniLM on the shipped sample, half an epoch (IOB) or two (span) on the CPU."""
 
 import pytest
 import pytorch_lightning as pl
@@ -7,15 +7,18 @@ from train.ner import IOBTagger, NERDataModule, SpanTagger
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_class, scheme, kwargs, epochs", [
-    (IOBTagger, "IOB", {"lr": 5e-4}, 1),  # one epoch: val F1 0.725 in 93 s here (fp32, 2 cores)
-    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 1e-3, "none_weight": 0.2}, 2),  # one epoch: 0.46
+@pytest.mark.parametrize("model_class, scheme, kwargs, batches, epochs", [
+    # half an epoch: val F1 0.617 in 70 s (fp32, 2-core AVX2 CPU; a whole epoch: 0.745 in 95 s)
+    (IOBTagger, "IOB", {"lr": 5e-4}, 0.5, 1),
+    # two epochs: 0.765 in 214 s; one epoch stays at 0.46 (at lr 2e-4 and at 5e-4/2e-3 alike): the
+    # linear decay of a one-epoch run ends before the span head leaves predicting "none"
+    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 1e-3, "none_weight": 0.2}, 1.0, 2),
 ], ids=["iob", "span"])
-def test_minilm_learns_the_sample(model_class, scheme, kwargs, epochs):
+def test_minilm_learns_the_sample(model_class, scheme, kwargs, batches, epochs):
     pl.seed_everything(0)
     dm = NERDataModule(scheme=scheme, batch_size=16, eval_batch_size=64)
     model = model_class(**kwargs)
-    trainer = pl.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
+    trainer = pl.Trainer(max_epochs=epochs, limit_train_batches=batches, accelerator="cpu", devices=1, logger=False,
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
     untrained = trainer.validate(model, dm, verbose=False)[0]["val/f1"]
     trainer.fit(model, dm)

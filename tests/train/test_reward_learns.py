@@ -1,7 +1,7 @@
 """Does it learn: ER²Score with the packaged MiniLM + LoRA on SYNTHETIC RadCliQ pairs, one epoch
-on the CPU. The sample reports are shortened (the findings' first sentences up to 60 words and
-the impression's first sentence) so that an epoch over 190 references fits the test budget; the
-validation references (20%) are never seen in training."""
+on the CPU. The sample reports are shortened (the findings' first sentences up to 40 words and
+the impression's first sentence; two candidates per report, prompts of at most 256 pieces) so
+that an epoch fits the test budget; the validation references (20%) are never seen in training."""
 
 import json
 from pathlib import Path
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = "reference report: {reference} [SEP] candidate report: {candidate}"
 
 
-def shortened_corpus(path: Path, max_findings_words: int = 60) -> Path:
+def shortened_corpus(path: Path, max_findings_words: int = 40) -> Path:
     import re
 
     def words(sentence: str) -> int:  # inline [text|TYPE] annotations count as their text
@@ -44,12 +44,12 @@ def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
     corpus = shortened_corpus(tmp_path / "short_reports.jsonl")
     n_reports = len(corpus.read_text().splitlines())
     generate(tmp_path / "synthetic", 0, {"rexval": 0, "task1": 0, "task2": 0, "task3": 0,
-                                         "er2": 3 * n_reports, "bleurt": 0}, corpus)
+                                         "er2": 2 * n_reports, "bleurt": 0}, corpus)
     pl.seed_everything(0)
     dm = RewardDataModule(rows=str(tmp_path / "synthetic" / "synthetic_er2" / "radcliq_synthetic.jsonl"),
-                          prompt_template=TEMPLATE, max_length=512, val_fraction=0.2, test_fraction=0.05,
+                          prompt_template=TEMPLATE, max_length=256, val_fraction=0.2, test_fraction=0.05,
                           batch_size=6, eval_batch_size=32)
-    model = ER2RewardModel(prompt_template=TEMPLATE, max_length=512, lora_r=16, lora_alpha=32, lora_dropout=0.0,
+    model = ER2RewardModel(prompt_template=TEMPLATE, max_length=256, lora_r=16, lora_alpha=32, lora_dropout=0.0,
                            lora_target_modules=["query", "key", "value", "dense"], modules_to_save=["pooler"],
                            lr=1e-3, head_lr=2e-3)
     trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision=effective_precision("bf16-mixed", "cpu")[0], gradient_clip_val=1.0,
@@ -63,6 +63,8 @@ def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
           f"{trained['val/pair_acc']:.3f}; reward margin {trained['val/reward_margin']:.2f}; Kendall "
           f"{trained['val/kendall']:.3f}; Spearman {trained['val/spearman']:.3f}")
     assert pairs >= 100
-    assert trained["val/pair_acc"] > 0.75  # 0.773 on the benchmark with meaning-preserving rewrites (0.855 before them)
+    # 0.848 on 171 pairs in 159 s here (fp32, 2-core AVX2 CPU); with findings up to 60 words, three
+    # candidates per report and 512-piece prompts: 0.753 on 255 pairs in 309 s
+    assert trained["val/pair_acc"] > 0.8
     assert trained["val/pair_acc"] > untrained["val/pair_acc"] + 0.2
     assert trained["val/reward_margin"] > 0 and trained["val/kendall"] > 0
