@@ -32,6 +32,7 @@ text split before in the same process. This module models the tree with all prio
 
 from __future__ import annotations
 
+import bisect
 import csv
 import hashlib
 import io
@@ -39,6 +40,7 @@ import json
 import os
 import re
 import string
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,14 +222,18 @@ class RuleSet:
         self.alphabet = frozenset(ch for r in rules for ch in r.pattern)
         self.names = list(dict.fromkeys(r.name for r in rules))
         self.repeats = any("+" in r.pattern for r in rules)
-        # per end node: the names it marks, and whether its matches survive (RuSH keeps one span
-        # object per match and sets its rule to each name's rule in turn: the last one decides)
-        self.emits: dict[int, tuple[tuple[str, ...], bool]] = {}
+        # per end node: the names it marks, each with whether its matches survive (RuSH keeps one
+        # span object per match and sets its rule to each name's rule in turn: the last one decides)
+        self.emits: dict[int, tuple[tuple[str, bool], ...]] = {}
         for k, n in enumerate(self.nodes):
             if _END in n:
                 names = tuple(n[_END])
-                self.emits[k] = (names, self.rules[n[_END][names[-1]]].actual)
-        self._classes: dict[str, object] = {}
+                actual = self.rules[n[_END][names[-1]]].actual
+                self.emits[k] = tuple((name, actual) for name in names)
+        self._classes: dict[str, str] = {}
+        self._by_tests: dict[tuple, str] = {}
+        self._table: dict[int, str] = {}  # str.translate table: character -> its class's character
+        self._lock = threading.Lock()
         self._states: dict[frozenset, int] = {}
         self._state_threads: list[frozenset] = []
         self._rows: list[dict] = []  # per state: class -> (next state, events)
@@ -245,29 +251,28 @@ class RuleSet:
         if sid is None:
             sid = self._states[threads] = len(self._state_threads)
             self._state_threads.append(threads)
-            self._rows.append({})
-            self._first_rows.append({})
+            self._rows.append({None: sid})
+            self._first_rows.append({None: sid})
         return sid
 
-    def _classify(self, ch: str):
+    def _classify(self, ch: str) -> str:
         """A key for what the automaton can tell about ``ch``: the character itself when rules
-        name it, else the answers of every wildcard test (with a representative character)."""
+        name it, else the first character seen that answers every wildcard test the same way."""
         key = self._classes.get(ch)
         if key is None:
             if ch in self.alphabet:
                 key = ch
             else:
                 tests = tuple(bool(t(ch)) for t in _CONSUMING.values())
-                key = next((k for k in self._classes.values() if isinstance(k, tuple) and k[0] == tests), None)
-                if key is None:
-                    key = (tests, ch)
+                key = self._by_tests.setdefault(tests, ch)
             self._classes[ch] = key
+            self._table[ord(ch)] = key
         return key
 
     def _step(self, sid: int, key, first: bool) -> tuple[int, tuple]:
         """Advance state ``sid`` over one character of class ``key``: the next state and the
         matches that end before that character (offsets relative to its position)."""
-        ch = key if isinstance(key, str) else key[1]
+        ch = key
         nxt: list = []
         events: list = []
         threads = list(self._state_threads[sid]) + [(0, 0, 0, 0, None, False, " ", ())]  # a new start here
@@ -279,9 +284,21 @@ class RuleSet:
                     continue
                 th = (0, node, rs, mb, me, False, "+", rank)
             self._visit(th, ch, first, nxt, events)
+        nsid = self._state(frozenset(nxt))
         row = self._first_rows[sid] if first else self._rows[sid]
-        row[key] = result = (self._state(frozenset(nxt)), tuple(events))
+        row[key] = result = (self._rows[nsid], self._distinct(events))
         return result
+
+    def _distinct(self, events: list) -> tuple:
+        """``events`` less the matches that repeat an earlier one (in match order) with the same
+        names, kinds and span: :meth:`marks` would skip them anyway."""
+        first: dict = {}
+        for ev in events:
+            rs, rank, b, e, k = ev
+            key = (self.emits[k], min(b, e), max(b, e))
+            if key not in first or (rs, rank) < first[key][:2]:
+                first[key] = ev
+        return tuple(first.values())
 
     def _visit(self, call, ch: str, first: bool, nxt: list, events: list) -> None:
         """One node visit at the current position (offset 0), reading ``ch``; zero-width moves
@@ -331,7 +348,7 @@ class RuleSet:
             if th[0] == 1:
                 th = (0, th[1], th[2], th[3], th[4], False, "+", th[7])
             self._visit_end(th, events)
-        self._final[sid] = result = tuple(events)
+        self._final[sid] = result = self._distinct(events)
         return result
 
     def _visit_end(self, call, events: list) -> None:
@@ -356,54 +373,110 @@ class RuleSet:
     def matches(self, text: str) -> list[tuple[int, tuple, int, int, int]]:
         """Every rule match in ``text``, in the rule engine's order: ``(start, rank, begin, end,
         end node)``. A match's span is its group ``(...)`` if it has one, else the whole match."""
-        found = []
-        sid, rows, first_rows = 0, self._rows, self._first_rows
-        classes = self._classes
-        for p, ch in enumerate(text):
-            key = classes.get(ch)
-            if key is None:
-                key = self._classify(ch)
-            row = first_rows[sid] if p == 0 else rows[sid]
-            step = row.get(key)
+        if not text:
+            return []
+        keys = text.translate(self._table)  # each character as its class's character
+        step = self._first_rows[0].get(keys[0]) or self._locked_step(0, self._classify(text[0]), True)
+        row, events = step
+        ended = [(0, events)] if events else []
+        p = 0
+        for ch in keys[1:]:  # the hot loop: one dictionary look-up per character
+            p += 1
+            step = row.get(ch)
             if step is None:
-                step = self._step(sid, key, p == 0)
-            sid, events = step
+                key = self._classify(text[p])
+                step = row.get(key) or self._locked_step(row[None], key, False)
+            row, events = step
             if events:
-                found.extend((p + rs, rank, p + b, p + e, k) for rs, rank, b, e, k in events)
-        final = self._final.get(sid)
+                ended.append((p, events))
+        final = self._final.get(row[None])
         if final is None:
-            final = self._final_events(sid)
-        p = len(text)
-        found.extend((p + rs, rank, p + b, p + e, k) for rs, rank, b, e, k in final)
+            with self._lock:
+                final = self._final_events(row[None])
+        ended.append((len(text), final))
+        found = [(p + rs, rank, p + b, p + e, k) for p, events in ended for rs, rank, b, e, k in events]
         found.sort(key=lambda m: (m[0], m[1]))
         return found
+
+    def _locked_step(self, sid: int, key: str, first: bool):
+        with self._lock:
+            return self._step(sid, key, first)
 
     def marks(self, text: str) -> dict[str, list[tuple[int, int]]]:
         """The spans each rule name keeps after overlapping matches are resolved and negative
         rules' matches removed: ``{"stbegin": [(begin, end), ...], "stend": [...]}``."""
         kept: dict[str, list] = {n: [] for n in self.names}
-        trees: dict[str, _IntervalTree] = {}
+        trees: dict[str, _Overlaps] = {}
+        self.ambiguous = 0
+        seen = set()
         for _, _, b, e, k in self.matches(text):
             if b > e:
                 b, e = e, b
-            names, actual = self.emits[k]
-            span = (b, e, actual)
-            for name in names:
+            for name, actual in self.emits[k]:
+                # a match with the same name, span and kind as an earlier one changes nothing
+                # (it overlaps that one, which is as wide), unless the tree's choice is ambiguous
+                if (name, b, e, actual) in seen:
+                    continue
+                seen.add((name, b, e, actual))
+                span = (b, e, actual)
                 spans = kept[name]
                 tree = trees.get(name)
                 if tree is None:  # the first span of a kind goes in one shorter (RuSH's own quirk)
-                    trees[name] = _IntervalTree(b, e - 1, 0)
+                    trees[name] = _Overlaps(b, e - 1, 0)
                     spans.append(span)
                     continue
-                hit = tree.last_overlap(b, e)
-                if hit is None:
+                hits = tree.overlapping(b, e)
+                if not hits:
                     tree.add(b, e, len(spans))
                     spans.append(span)
-                elif e - b > spans[hit][1] - spans[hit][0]:  # only a wider match replaces
-                    spans[hit] = span
-                    tree.remove(b, e)
-                    tree.add(b, e, hit)
+                    continue
+                wider = {d for d in hits if e - b > spans[d][1] - spans[d][0]}  # only a wider match replaces
+                if not wider:
+                    continue
+                if len(set(hits)) == 1:
+                    hit = hits[0]
+                else:  # RuSH compares with one of them, which one depends on its treap's shape
+                    self.ambiguous += 1
+                    hit = tree.tree.last_overlap(b, e)
+                    if hit not in wider:
+                        continue
+                spans[hit] = span
+                tree.remove(b, e)
+                tree.add(b, e, hit)
         return {n: [(b, e) for b, e, actual in spans if actual] for n, spans in kept.items()}
+
+
+class _Overlaps:
+    """RuSH's overlap checker for one rule name: the tree below, with a sorted list of its
+    intervals in front so that the common cases (no overlap, one overlap) skip the tree walk."""
+
+    __slots__ = ("tree", "items", "widest")
+
+    def __init__(self, start: int, end: int, data: int):
+        self.tree = _IntervalTree(start, end, data)
+        self.items = [(start, end, data)]
+        self.widest = max(0, end - start)
+
+    def add(self, start: int, end: int, data: int) -> None:
+        self.tree.add(start, end, data)
+        bisect.insort(self.items, (start, end, data))
+        self.widest = max(self.widest, end - start)
+
+    def overlapping(self, start: int, stop: int) -> list[int]:
+        """The data of every interval that RuSH's tree search would return for ``(start, stop)``."""
+        items = self.items
+        lo = bisect.bisect_left(items, (start - self.widest - 1,))
+        hi = bisect.bisect_right(items, (stop, _BIG))
+        return [d for s, e, d in items[lo:hi]
+                if not (e <= start or s >= stop) or start == stop == s or s == e == start]
+
+    def remove(self, start: int, end: int) -> None:
+        gone = self.tree.remove(start, end)
+        if gone is not None:
+            self.items.remove(gone)
+
+
+_BIG = float("inf")
 
 
 class _IntervalTree:
@@ -441,7 +514,8 @@ class _IntervalTree:
                 stack.append(node[3])
         return found
 
-    def remove(self, start: int, end: int) -> None:
+    def remove(self, start: int, end: int) -> tuple[int, int, int] | None:
+        """Remove the node the treap's removal would find for ``(start, end)``; return it."""
         parent, side, node = None, 0, self.root
         while node is not None:
             if node[0] < start or (node[0] == start and node[1] < end):
@@ -454,7 +528,8 @@ class _IntervalTree:
                     self.root = joined
                 else:
                     parent[side] = joined
-                return
+                return node[0], node[1], node[2]
+        return None
 
     @staticmethod
     def _join(a, b):
@@ -550,71 +625,87 @@ def rush_spans(text: str, begins: list[tuple[int, int]], ends: list[tuple[int, i
 
 
 # ---- spaCy's tokens, where they matter ----------------------------------------------------------
-_SPACE_RUN = re.compile(r"\s+")
+# where spaCy's tokenizer starts a token, words taken whole: a word's first character; a run of
+# white space at the text's start; a run of white space after a word, at its first character, or
+# at its second when the first is a plain space (that space then trails the word)
+_TOKEN_START = re.compile(r"(?<!\S)\S|\A\s|(?<=\S)[^\S ]|(?<=\S )\s")
+_WORD = re.compile(r"\S+")
 
 
-def token_starts(text: str, cuts: set[int] | frozenset[int] = frozenset()) -> list[tuple[int, bool]]:
-    """spaCy's English tokens of ``text`` as ``(offset, is_space)``, exact for white space: a run
-    of white space after a word gives a token of its own, less the run's first character when that
-    is a plain space (the word's trailing space); a run at the very start is one token. A word
-    (a run of non-space characters) is one token unless a position of ``cuts`` falls strictly
-    inside it; then it is split as spaCy would split it (:func:`_split_word`)."""
-    tokens: list[tuple[int, bool]] = []
-    pos = 0
-    for m in _SPACE_RUN.finditer(text):
-        a, b = m.span()
-        if a > pos:
-            _word_tokens(text, pos, a, cuts, tokens)
-            if text[a] == " ":
-                a += 1
-        if b > a:
-            tokens.append((a, True))
-        pos = b
-    if pos < len(text):
-        _word_tokens(text, pos, len(text), cuts, tokens)
-    return tokens
+_SPACE_TOKEN = re.compile(r"\A\s|(?<=\S)[^\S ]|(?<=\S )\s")
 
 
-def _word_tokens(text: str, a: int, b: int, cuts, tokens: list) -> None:
-    if any(a < c < b for c in cuts):
-        tokens.extend((a + k, False) for k in _split_word(text[a:b]))
-    else:
-        tokens.append((a, False))
-
-
-def snap_to_tokens(tokens: list[tuple[int, bool]], spans: list[list[int]]) -> list[int]:
-    """The tokens that start sentences, given RuSH's character spans: PyRuSH's split-gaps rule
-    (a span's first token; the token after a span's last one; in a gap between spans its first
-    space token, else its first token; after the last span, every space token). Token 0 always
-    starts one."""
-    n, count = len(tokens), len(spans)
-    starts = [False] * n
-    t = si = 0
-    while t < n:
-        idx, space = tokens[t]
-        if si < count - 1 and spans[si][1] <= idx < spans[si + 1][0]:
-            nxt = spans[si + 1][0]
-            stop = t
-            while stop < n and tokens[stop][0] < nxt:
-                stop += 1
-            gap_space = next((g for g in range(t, stop) if tokens[g][1]), t)
-            starts[gap_space] = True
-            t = stop
+def inner_token_starts(text: str, cuts) -> list[int]:
+    """The token starts spaCy puts inside words (sorted), for the words that hold a position of
+    ``cuts`` strictly inside them; other words are single tokens as far as this module cares."""
+    n = len(text)
+    out: list[int] = []
+    done = set()
+    for c in cuts:
+        if not (0 < c < n) or text[c - 1].isspace() or text[c].isspace():
             continue
-        while si < count and idx >= spans[si][1]:
+        m = _WORD.search(text, text.rfind(" ", 0, c) + 1)
+        while m is not None and m.end() <= c:  # the word holding c (other white space than " ")
+            m = _WORD.search(text, m.end())
+        if m is None or m.start() in done:
+            continue
+        done.add(m.start())
+        out.extend(m.start() + k for k in _split_word(m.group())[1:])
+    return sorted(out)
+
+
+def token_starts(text: str, cuts=()) -> list[int]:
+    """Offsets of spaCy's English tokens in ``text``: exact for white space (see ``_TOKEN_START``);
+    a word is one token unless a position of ``cuts`` falls strictly inside it, then it is split
+    as spaCy would split it (:func:`_split_word`)."""
+    return sorted([m.start() for m in _TOKEN_START.finditer(text)] + inner_token_starts(text, cuts))
+
+
+def snap_to_tokens(text: str, spans: list[list[int]], inner: list[int] = ()) -> list[int]:
+    """Offsets of the tokens that start sentences, given RuSH's character spans and the token
+    starts inside words (:func:`inner_token_starts`): PyRuSH's split-gaps rule (a span's first
+    token; the token after a span's last one; in a gap between spans its first white-space token,
+    else its first token; after the last span, every white-space token). Token 0 always starts
+    one. The walk goes from token to token only where the rule does something, finding the next
+    token with a regular-expression search."""
+    if not text:
+        return []
+
+    def next_token(x: int) -> int | None:
+        m = _TOKEN_START.search(text, x)
+        at = m.start() if m else None
+        if inner:
+            j = bisect.bisect_left(inner, x)
+            if j < len(inner) and (at is None or inner[j] < at):
+                at = inner[j]
+        return at
+
+    count = len(spans)
+    marked = {0}
+    pos: int | None = 0
+    si = 0
+    while pos is not None:
+        if si < count - 1 and spans[si][1] <= pos < spans[si + 1][0]:  # a gap between spans
+            nb = spans[si + 1][0]
+            space = _SPACE_TOKEN.search(text, pos, nb)
+            marked.add(space.start() if space else pos)
+            pos = next_token(nb)
+            continue
+        while si < count and pos >= spans[si][1]:
             si += 1
-        if si >= count:
-            if space:
-                starts[t] = True
-        else:
-            b, e = spans[si]
-            if b <= idx < e:
-                if idx == b:
-                    starts[t] = True
-                if t + 1 < n and tokens[t + 1][0] >= e:
-                    starts[t + 1] = True
-        t += 1
-    return [0] + [t for t in range(1, n) if starts[t]] if n else []
+        if si >= count:  # after the last span
+            marked.update(m.start() for m in _SPACE_TOKEN.finditer(text, pos))
+            break
+        b, e = spans[si]
+        if pos < b:
+            pos = next_token(b)
+            continue
+        if pos == b:
+            marked.add(pos)
+        pos = next_token(e)  # the token after the span's last one
+        if pos is not None:
+            marked.add(pos)
+    return sorted(marked)
 
 
 # A model of spaCy's English tokenizer inside one word, for the rare boundary that falls in a word.
@@ -622,7 +713,7 @@ def snap_to_tokens(tokens: list[tuple[int, bool]], spans: list[list[int]]) -> li
 # brackets, currency and symbol characters, "..."), then suffixes from the back (the same, plus
 # "'s", a "." after a digit, lower-case letter, punctuation or two capitals, a unit or currency
 # after a digit), then split the rest at infixes ("..." , a "." between a lower-case letter and a
-# capital, "," or a hyphen between letters, ":<>=/" after a letter or digit before a letter,
+# capital, "," between letters, a hyphen or ":<>=/" after a letter or digit before a letter,
 # "+-*^" between digits). A word listed as a special case (abbreviations such as "Dr." or
 # "e.g.", emoticons) stays whole.
 _QUOTES = "'\"”“`‘´’‚,„»«「」『』（）〔〕【】《》〈〉⟦⟧"
@@ -650,7 +741,7 @@ _SPECIAL_WORDS = frozenset(
 def _is_icon(c: str) -> bool:
     import unicodedata
 
-    return c != "°" and unicodedata.category(c) == "So"
+    return unicodedata.category(c) == "So"
 
 
 def _prefix_len(s: str) -> int:
@@ -705,7 +796,7 @@ def _infix_cuts(s: str) -> list[tuple[int, int]]:
             size = 1
         elif c == "," and prev.isalpha() and nxt.isalpha():
             size = 1
-        elif prev.isalpha() and c in "-–—~":
+        elif (prev.isalpha() or prev.isdigit()) and c in "-–—~":
             run = 3 if s.startswith("---", i) else 2 if s.startswith(("--", "——"), i) else 1
             if s[i + run : i + run + 1].isalpha():
                 size = run
@@ -773,7 +864,7 @@ def _split_word(word: str) -> list[int]:
                 found.append((j - i + 1, i, j))
     seen: set[int] = set()
     joined = []
-    for size, i, j in sorted(found, key=lambda f: (-f[0], -f[1])):
+    for size, i, j in sorted(found, key=lambda f: (-f[0], f[1])):  # longest first, then leftmost
         if i not in seen and j not in seen:
             joined.append((i, j))
         seen.update(range(i, j + 1))
@@ -800,9 +891,7 @@ class RushSplitter:
         """Character offsets where spaCy's sentences start (the first is 0), for a non-empty text."""
         marks = self.rules.marks(text)
         spans = rush_spans(text, marks.get("stbegin", []), marks.get("stend", []))
-        cuts = {x for s in spans for x in s}
-        tokens = token_starts(text, cuts)
-        return [tokens[t][0] for t in snap_to_tokens(tokens, spans)]
+        return snap_to_tokens(text, spans, inner_token_starts(text, [x for s in spans for x in s]))
 
     def __call__(self, text: str) -> list[str]:
         if not isinstance(text, str):
