@@ -19,7 +19,7 @@ This module reproduces those sentences with its own code, in four steps:
 4. :func:`snap_to_tokens` marks sentence starts on tokens as PyRuSH's split-gaps mode does.
 
 The rules file is not part of radscore (third-party, Apache-2.0): :func:`rules_file` finds it in
-an installed medspacy distribution, else in a cache folder, fetching the medspacy wheel from PyPI
+an installed medspacy distribution, else in a cache folder, fetching medspacy's release from PyPI
 into that folder on first use. ``RADSCORE_RUSH_RULES`` names a rules file to use instead;
 ``RADSCORE_CACHE`` moves the cache folder (default ``~/.cache/radscore``).
 
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 MEDSPACY_VERSION = "1.3.1"  # the medspacy release whose rules are fetched when none is installed
-RULES_MEMBER = "resources/en/rush_rules.tsv"  # where medspacy's wheels keep the English rules
+RULES_MEMBER = "resources/en/rush_rules.tsv"  # where medspacy's releases keep the English rules
 MAX_REPEAT = 50  # the ``max_repeat`` PyRuSH is built with: extra characters one ``+`` may take
 MIN_GAP_SENTENCE = 5  # a gap wider than this becomes a sentence of its own (RuSH ``min_sent_chars``)
 
@@ -87,30 +87,38 @@ def _installed_rules() -> RulesSource | None:
     return None
 
 
-def _fetch_wheel_rules(version: str, dest: Path, timeout: float = 60.0) -> None:
-    """Download medspacy ``version``'s wheel from PyPI, check its sha256 against the index, and
-    write its English RuSH rules to ``dest`` (with a ``.json`` note of where they came from)."""
+def _fetch_release_rules(version: str, dest: Path, timeout: float = 60.0) -> None:
+    """Download medspacy ``version`` from PyPI (its wheel, else its source archive: 1.3.1 has no
+    wheel), check the file's sha256 against PyPI's index, and write its English RuSH rules to
+    ``dest``, with a ``.json`` note of where they came from."""
+    import tarfile
     import urllib.request
 
-    with urllib.request.urlopen(f"https://pypi.org/pypi/medspacy/{version}/json", timeout=timeout) as r:
-        release = json.load(r)
-    wheels = [u for u in release.get("urls", []) if u.get("packagetype") == "bdist_wheel"]
-    if not wheels:
-        raise RulesUnavailable(f"PyPI lists no wheel for medspacy {version}")
-    wheel = wheels[0]
-    with urllib.request.urlopen(wheel["url"], timeout=timeout) as r:
+    with urllib.request.urlopen("https://pypi.org/pypi/medspacy/json", timeout=timeout) as r:
+        files = json.load(r).get("releases", {}).get(version, [])
+    files = sorted(files, key=lambda f: f.get("packagetype") != "bdist_wheel")  # a wheel first
+    if not files:
+        raise RulesUnavailable(f"PyPI lists no file of medspacy {version}")
+    chosen = files[0]
+    with urllib.request.urlopen(chosen["url"], timeout=timeout) as r:
         blob = r.read()
     digest = hashlib.sha256(blob).hexdigest()
-    if digest != wheel["digests"]["sha256"]:
-        raise RulesUnavailable(f"{wheel['filename']}: sha256 {digest} differs from PyPI's {wheel['digests']['sha256']}")
-    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
-        rules = zf.read(RULES_MEMBER)
+    if digest != chosen["digests"]["sha256"]:
+        raise RulesUnavailable(f"{chosen['filename']}: sha256 {digest} differs from PyPI's {chosen['digests']['sha256']}")
+    if chosen["filename"].endswith(".whl"):
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            member = next(n for n in zf.namelist() if n.endswith(RULES_MEMBER))
+            rules = zf.read(member)
+    else:
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:*") as tf:
+            entry = next(m for m in tf.getmembers() if m.name.endswith("/" + RULES_MEMBER))
+            member, rules = entry.name, tf.extractfile(entry).read()
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".tmp")
     tmp.write_bytes(rules)
     tmp.replace(dest)
     dest.with_suffix(".json").write_text(json.dumps({
-        "medspacy": version, "wheel": wheel["filename"], "wheel_sha256": digest, "member": RULES_MEMBER,
+        "medspacy": version, "file": chosen["filename"], "file_sha256": digest, "member": member,
         "rules_sha256": hashlib.sha256(rules).hexdigest()}, indent=1))
 
 
@@ -128,13 +136,13 @@ def rules_file(fetch: bool = True) -> RulesSource:
     cached = cache_dir() / f"medspacy-{MEDSPACY_VERSION}" / "rush_rules.tsv"
     if not cached.is_file() and fetch:
         try:
-            _fetch_wheel_rules(MEDSPACY_VERSION, cached)
+            _fetch_release_rules(MEDSPACY_VERSION, cached)
         except RulesUnavailable:
             raise
         except Exception as err:  # network, HTTP, zip: say what to do
             raise RulesUnavailable(
-                f"the 'rush' splitter needs medspaCy's RuSH rules ({RULES_MEMBER} of the medspacy "
-                f"{MEDSPACY_VERSION} wheel) and could not fetch them from PyPI ({err}). Either install "
+                f"the 'rush' splitter needs medspaCy's RuSH rules ({RULES_MEMBER} of medspacy "
+                f"{MEDSPACY_VERSION}) and could not fetch them from PyPI ({err}). Either install "
                 f"medspacy somewhere importlib can see it, put that file at {cached}, or set "
                 f"RADSCORE_RUSH_RULES to its path; or choose splitter='radiology'") from err
     if not cached.is_file():
