@@ -244,7 +244,7 @@ class RuleSet:
         self._lock = threading.Lock()
         self._states: dict[frozenset, int] = {}
         self._state_threads: list[frozenset] = []
-        self._rows: list[dict] = []  # per state: class -> (next state, events)
+        self._rows: list[dict] = []  # per state: class -> (next state's row, events); None -> the state
         self._first_rows: list[dict] = []  # the same for the text's first character
         self._final: dict[int, tuple] = {}  # per state: events at the end of the text
         self._state(frozenset())
@@ -277,9 +277,11 @@ class RuleSet:
             self._table[ord(ch)] = key
         return key
 
-    def _step(self, sid: int, key, first: bool) -> tuple[int, tuple]:
-        """Advance state ``sid`` over one character of class ``key``: the next state and the
-        matches that end before that character (offsets relative to its position)."""
+    def _step(self, sid: int, key: str, first: bool) -> tuple[dict, tuple]:
+        """Advance state ``sid`` over one character of class ``key``: the next state's row and the
+        matches found at that character (offsets relative to its position). A state is the set
+        of pending rule-engine calls (trie node, offsets of the match start and of its group, how
+        the node was reached, the order of the branches taken); states are made on first use."""
         ch = key
         nxt: list = []
         events: list = []
@@ -412,7 +414,9 @@ class RuleSet:
 
     def marks(self, text: str) -> dict[str, list[tuple[int, int]]]:
         """The spans each rule name keeps after overlapping matches are resolved and negative
-        rules' matches removed: ``{"stbegin": [(begin, end), ...], "stend": [...]}``."""
+        rules' matches removed: ``{"stbegin": [(begin, end), ...], "stend": [...]}``. Sets
+        ``self.ambiguous`` to the number of times the choice among overlapped matches followed the
+        tree model rather than a rule every run of RuSH obeys (diagnostics)."""
         kept: dict[str, list] = {n: [] for n in self.names}
         trees: dict[str, _Overlaps] = {}
         self.ambiguous = 0
