@@ -247,7 +247,7 @@ class ScorerSettings:
     ner: str
     encoder: str = "packaged:all-MiniLM-L6-v2"
     pooling: str = "cls"
-    splitter: str = "radiology"  # radscore.splitter: the tuning runs' own choice (see configs/tune)
+    splitter: str = "rush"  # RaTEScore's default; the committed configs/tune choose "radiology"
     penalty: str = "official"
     empty_score: float = 0.5
     batch_size: int = 64
