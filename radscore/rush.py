@@ -13,10 +13,10 @@ This module reproduces those sentences with its own code, in four steps:
    search from every character: each step is a dictionary look-up once its state has been seen.
 2. :func:`rush_spans` turns the surviving begin and end marks into sentence spans, closing the
    gaps between them as RuSH does (``auto_fix_gaps``).
-3. :func:`token_starts` places spaCy's token boundaries where they matter: white space exactly
-   as spaCy's tokenizer makes its tokens, and inside a word only where a span boundary falls
-   (a small model of the English prefix, suffix and infix rules; see :func:`_split_word`).
-4. :func:`snap_to_tokens` marks sentence starts on tokens as PyRuSH's split-gaps mode does.
+3. spaCy's tokens are modelled where they matter (:func:`token_starts`): white space exactly as
+   spaCy's tokenizer makes its tokens, and inside a word only where a span boundary falls (a
+   model of the English prefix, suffix, infix and special-case rules; see :func:`_split_word`).
+4. :func:`snap_to_tokens` marks sentence starts on those tokens as PyRuSH's split-gaps mode does.
 
 The rules file is not part of radscore (third-party, Apache-2.0): :func:`rules_file` finds it in
 an installed medspacy distribution, else in a cache folder, fetching medspacy's release from PyPI
@@ -27,7 +27,10 @@ Where it cannot match the released output: when a match overlaps two earlier mat
 kind, RuSH compares it with whichever one its interval tree returns last, and that tree is a
 treap whose shape follows the C library's ``rand()``; the released output then depends on every
 text split before in the same process. This module models the tree with all priorities equal
-(the most likely shape, no rotation) and is deterministic.
+(the most likely shape, no rotation) and is deterministic. And inside words, the token model
+covers what the rules can put there, not all of spaCy: contractions ("don't"), URLs and most
+non-English special cases are left out, and letters, capitals and symbols of other scripts are
+told by Python's Unicode properties rather than spaCy's own character tables.
 """
 
 from __future__ import annotations
