@@ -12,13 +12,13 @@ package runs in its own venv (``.venv-ratescore``, made on first use by :func:`e
 through ``benchmarks/ratescore_driver.py``, at its default ``batch_size=1`` and at each other batch
 size asked; radscore runs twice: with the released package's sentence lists (``splitter`` = a
 lookup into them, the parity configuration; |Δscore| is measured on this run) and with its
-built-in splitter (splitting included in the time). The sample pairs reuse the sample
-reports, and radscore tags a repeated sentence once per call; a further pair of runs (the
-released package at its best batch size, and radscore) is on pairs of distinct reports built from
-shuffled sentences (which still repeat sentences of the pool). Last, radscore scores ``--big``
-such pairs, sampling RSS after every chunk, to show that memory stays flat; by default with tiny
-random models (``--big-ner tiny --big-encoder tiny``: the same streaming code, minutes instead of
-an hour), pass folders to use real ones. ``--released-bs1-pairs`` limits the slow batch-size-1 run.
+radiology splitter (``splitter="radiology"``, formerly "builtin"; splitting included in the
+time). The sample pairs reuse the sample reports, and radscore tags a repeated sentence once
+per call; a further pair of runs (the released package at its best batch size, and radscore) is
+on pairs of distinct reports built from shuffled sentences (which still repeat sentences of the
+pool). Last, radscore scores ``--big`` such pairs, sampling RSS after every chunk, to show that
+memory stays flat; by default with tiny random models (``--big-ner tiny --big-encoder tiny``: the
+same streaming code, minutes instead of an hour), pass folders to use real ones. ``--released-bs1-pairs`` limits the slow batch-size-1 run.
 Results go to a JSON file and a table on stdout. Scores are compared over aligned pairs except
 tie-ambiguous ones (counted, with their own max |Δ|; see tests/radscore/test_parity.py).
 
@@ -159,7 +159,7 @@ def _ours_child(job_path: str, out_path: str) -> None:
     from radscore import RaTEScore
 
     sentences = job.get("sentences")
-    splitter = (lambda text: sentences[text]) if sentences else "builtin"
+    splitter = (lambda text: sentences[text]) if sentences else "radiology"
     scorer = RaTEScore(job["ner"], job["encoder"], job.get("matrix", "long"), splitter=splitter,
                        batch_size=job.get("batch_size", 64), chunk_size=job.get("chunk_size", 2048),
                        precision=job.get("precision", "fp32"))
@@ -225,12 +225,12 @@ def benchmark(args) -> dict:
     first = max(released.values(), key=lambda r: len(r["scores"]))  # sentence lists of every pair
     print("radscore (released sentence lists) ...", flush=True)
     parity = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], flag_ties=True)
-    print("radscore (built-in splitter) ...", flush=True)
+    print("radscore (radiology splitter) ...", flush=True)
     builtin = run_ours(cands, refs, args.ner, encoder)
     print("radscore (released sentence lists, bf16 autocast: opt-in, not identical) ...", flush=True)
     bf16 = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], precision="bf16")
     for name, r in [("radscore, released sentence lists (parity)", parity),
-                    ("radscore, built-in splitter", builtin),
+                    ("radscore, radiology splitter (formerly builtin)", builtin),
                     ("radscore, precision=bf16 (opt-in; scores differ)", bf16)]:
         rows.append({"run": name, "seconds": r["score_seconds"], "pairs_per_s": n / r["score_seconds"],
                      "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})

@@ -7,7 +7,7 @@ Target (SPEC §4), the project's one implementation (the synthetic generator use
 
 with default normalised weights critical 1, non-critical 1/3, spelling/grammar 1/12
 (:data:`BLEURT_WEIGHTS`, configurable). ``max_sentlen`` is the larger sentence count of the two
-texts, counted with radscore's splitter (:func:`radscore.splitter.split_sentences`, then
+texts, counted with radscore's radiology splitter (:func:`radscore.splitter.split_sentences`, then
 :func:`radscore.text.clean_sentences`: stripped, sentences without a word or under 3 characters
 dropped). A text with no countable sentence (e.g. ``"ok"``) counts as one sentence, so the
 formula is always defined. **When the error score exceeds the sentence count** (several
@@ -68,7 +68,7 @@ def check_weights(weights: dict | None) -> dict[str, float]:
 
 
 def count_sentences(text: str) -> int:
-    """Sentences of ``text`` as the target counts them (radscore's splitter, cleaned)."""
+    """Sentences of ``text`` as the target counts them (radscore's radiology splitter, cleaned)."""
     return len(clean_sentences(split_sentences(text)))
 
 

@@ -11,8 +11,9 @@ report), JSON lines (``--field NAME``) or CSV (``--column NAME``); ``--reference
 column holding each record's id (when both files carry it, the ids must agree line by line).
 
 Models: RaTEScore with no ``--ner`` is the official recipe (the released NER and BioLORD encoder
-with the released splitter; they are downloaded on first use); ``--ner EXPORT`` scores with a
-trained export. ClinicalBLEURT and ER²Score need ``--model EXPORT`` (a folder or a Hub id).
+with the released package's sentence splitting; they are downloaded on first use); ``--ner
+EXPORT`` scores with a trained export. Either way ``--splitter`` defaults to ``rush``, radscore's
+reimplementation of the released splitter (its rules come from medspacy's wheel, fetched once). ClinicalBLEURT and ER²Score need ``--model EXPORT`` (a folder or a Hub id).
 
 ``score`` writes one record per pair (to ``--out``: CSV when it ends in ``.csv``, else JSON lines;
 to stdout without ``--out``) holding the index, the id and every sub-score; ER²Score records also
@@ -353,8 +354,10 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    "official BioLORD-2023-C with the official NER, else the packaged all-MiniLM-L6-v2)")
     p.add_argument("--matrix", default="long", help="ratescore: 'long', 'short' or an official JSON file")
     p.add_argument("--penalty", choices=["official", "paper"], default="official")
-    p.add_argument("--splitter", choices=["builtin", "pyrush"], default=None,
-                   help="ratescore: default pyrush (the released splitter) with the official NER, else builtin")
+    p.add_argument("--splitter", choices=["rush", "radiology", "builtin", "pyrush"], default=None,
+                   help="ratescore: default rush (the released package's sentences, radscore's own code); pyrush "
+                   "(the same by medspacy, which must be installed); radiology (radscore's simpler splitter, "
+                   "different scores; builtin is its old name)")
     p.add_argument("--pooling", choices=["cls", "mean"], default="cls")
     p.add_argument("--empty-score", type=float, default=0.5)
     p.add_argument("--batch-size", type=int, default=64)

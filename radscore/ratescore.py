@@ -12,10 +12,13 @@ Differences from the released ``ratescore`` 0.6.0 package, all deliberate:
   later score by one);
 - a sentence longer than the NER model's maximum is read in windows, not truncated;
 - ``device=None`` uses CUDA only when present;
-- the default sentence splitter is the built-in one (:mod:`radscore.splitter`); ``splitter=
-  "pyrush"`` uses medspacy's PyRuSH sentencizer as the released package does. With
-  ``splitter="pyrush", pooling="cls", penalty="official"`` and the same models and matrix, scores
-  equal the released package's (to float32 rounding) on every pair it keeps aligned.
+- the default sentence splitter, ``"rush"`` (:mod:`radscore.rush`), is radscore's own
+  reimplementation of the released package's (medspacy's PyRuSH on spaCy's English tokens) and
+  gives the same sentences without medspacy; ``splitter="pyrush"`` runs medspacy itself (where it
+  is installed). With either, ``pooling="cls", penalty="official"`` and the same models and
+  matrix, scores equal the released package's (to float32 rounding) on every pair it keeps
+  aligned. ``splitter="radiology"`` (formerly ``"builtin"``, still accepted) is a different,
+  simpler radiology splitter (:mod:`radscore.splitter`): its scores differ from the released ones.
 Sentences are stripped and dropped when they hold no word or fewer than 3 characters, whatever
 the splitter (the released rule).
 
@@ -48,13 +51,16 @@ from radscore.inputs import check_reports, pair_arguments
 from radscore.splitter import split_sentences
 from radscore.text import clean_sentences
 
-SPLITTERS = ("builtin", "pyrush")
+SPLITTERS = ("rush", "radiology", "pyrush")
+SPLITTER_ALIASES = {"builtin": "radiology"}  # the radiology splitter's name before "rush" existed
 
 # The official recipe (SPEC §1.5-1.6 and the released package's defaults): what RaTEScore() scores with.
 OFFICIAL_NER = "Angelakeke/RaTE-NER-Deberta"
 OFFICIAL_ENCODER = "FremyCompany/BioLORD-2023-C"
 OFFICIAL = {"ner": OFFICIAL_NER, "encoder": OFFICIAL_ENCODER, "affinity_matrix": "long",
-            "penalty": "official", "splitter": "pyrush", "pooling": "cls"}
+            "penalty": "official", "splitter": "rush", "pooling": "cls"}
+# splitters that give the released package's sentences
+RELEASED_SPLITTERS = ("rush", "pyrush")
 _warned_pairings: set[tuple[str, str]] = set()
 
 
@@ -104,17 +110,40 @@ def pyrush_splitter() -> Callable[[str], list[str]]:
     except ImportError as err:
         raise ImportError(
             "splitter='pyrush' needs medspacy (pip install medspacy; note that it requires numpy<2). "
-            "Use splitter='builtin', or pass any callable text -> list of sentences") from err
+            "splitter='rush' (the default) gives the same sentences without medspacy; or pass any "
+            "callable text -> list of sentences") from err
     nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
     return lambda text: [str(s) for s in nlp(text).sents]
+
+
+_rush_splitter = None
+
+
+def rush_splitter():
+    """The ``"rush"`` splitter (:class:`radscore.rush.RushSplitter`), made once per process: its
+    automaton grows as it meets new texts, so every scorer shares it."""
+    global _rush_splitter
+    if _rush_splitter is None:
+        from radscore.rush import RushSplitter
+
+        _rush_splitter = RushSplitter()
+    return _rush_splitter
+
+
+def splitter_name(splitter: str) -> str:
+    """The canonical name of a splitter name (``"builtin"`` is ``"radiology"``)."""
+    return SPLITTER_ALIASES.get(splitter, splitter)
 
 
 def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable[[str], Sequence[str]]:
     if callable(splitter):
         return splitter
-    if splitter == "builtin":
+    name = splitter_name(splitter)
+    if name == "rush":
+        return rush_splitter()
+    if name == "radiology":
         return split_sentences
-    if splitter == "pyrush":
+    if name == "pyrush":
         return pyrush_splitter()
     raise ValueError(f"unknown splitter {splitter!r}; expected one of {list(SPLITTERS)} or a callable")
 
@@ -154,9 +183,10 @@ class RaTEScore:
 
     ``RaTEScore()`` is the official recipe (:data:`OFFICIAL`): the released NER
     ``Angelakeke/RaTE-NER-Deberta``, the encoder ``FremyCompany/BioLORD-2023-C``, the long matrix,
-    the released splitter (medspacy's PyRuSH), ``[CLS]`` pooling and the official penalty; it
-    gives the published package's scores. It downloads both models on first use; offline, a
-    clear error names what could not be loaded.
+    the released package's sentence splitting (``"rush"``), ``[CLS]`` pooling and the official
+    penalty; it gives the published package's scores. It downloads both models (and, unless
+    medspacy is installed, medspacy's sentence rules) on first use; offline, a clear error names
+    what could not be loaded.
 
     Args:
         ner: NER export folder (IOB or span) or Hub id of a token-classification model whose
@@ -169,9 +199,11 @@ class RaTEScore:
             :class:`~radscore.scoring.AffinityMatrix`.
         penalty: ``"official"`` (the released code's 8 penalised type pairs) or ``"paper"``
             (every pair of different types).
-        splitter: ``"builtin"``, ``"pyrush"`` (needs medspacy) or a callable text -> sentences;
-            default (None) ``"pyrush"`` with the official NER (the released splitter) and
-            ``"builtin"`` with any other NER.
+        splitter: ``"rush"`` (default: the released package's sentences, by radscore's own code;
+            :mod:`radscore.rush`), ``"pyrush"`` (the same by medspacy itself, which must be
+            installed), ``"radiology"`` (radscore's simpler radiology splitter,
+            :mod:`radscore.splitter`; ``"builtin"`` is its old name; scores differ from the
+            released ones) or a callable text -> sentences.
         pooling: entity vector, ``"cls"`` (released) or ``"mean"``.
         empty_score: the score of a pair where either report has no entity.
         batch_size: sentences per NER forward pass (entity texts per encoder pass: 4x).
@@ -206,10 +238,11 @@ class RaTEScore:
         encoder = str(encoder)
         _warn_mixed_pairing(ner, encoder)
         if splitter is None:
-            splitter = OFFICIAL["splitter"] if ner == OFFICIAL_NER else "builtin"
+            splitter = OFFICIAL["splitter"]
         self.matrix = resolve_matrix(affinity_matrix)
         self.penalty_mode, self.empty_score = penalty, float(empty_score)
-        self.splitter_name = splitter if isinstance(splitter, str) else getattr(splitter, "__name__", "callable")
+        self.splitter_name = (splitter_name(splitter) if isinstance(splitter, str)
+                              else getattr(splitter, "__name__", "callable"))
         self.split = resolve_splitter(splitter)
         self.chunk_size = max(1, int(chunk_size))
         if int(cache_size) < 0:
@@ -265,13 +298,21 @@ class RaTEScore:
         from radscore.version import __version__
 
         official = (self.ner.source == OFFICIAL_NER and self.encoder.source == OFFICIAL_ENCODER
-                    and self.splitter_name == "pyrush" and self.encoder.pooling == "cls"
+                    and self.splitter_name in RELEASED_SPLITTERS and self.encoder.pooling == "cls"
                     and self.penalty_mode == "official" and self.matrix == resolve_matrix("long"))
         return {"metric": "RaTEScore", "official_recipe": official, "bundle": getattr(self, "bundle", None),
                 "radscore": __version__, "ner": fingerprint(self.ner.source), "ner_kind": self.ner.kind,
                 "encoder": fingerprint(self.encoder.source), "pooling": self.encoder.pooling,
-                "splitter": self.splitter_name, "penalty": self.penalty_mode, "precision": self.precision,
+                "splitter": self.splitter_name, "splitter_rules": self._splitter_rules(),
+                "penalty": self.penalty_mode, "precision": self.precision,
                 "empty_score": self.empty_score, "affinity_matrix": self.matrix.to_official()}
+
+    def _splitter_rules(self) -> str | None:
+        """Where the ``"rush"`` splitter's rules came from (``"medspacy 1.3.1"``), else None."""
+        source = getattr(self.split, "source", None)
+        if source is None or self.splitter_name != "rush":
+            return None
+        return f"medspacy {source.medspacy_version}" if source.medspacy_version else f"file {source.path}"
 
     # ---- NER over reports ---------------------------------------------------------------------
     def sentences(self, report: str) -> list[str]:

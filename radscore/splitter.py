@@ -1,4 +1,5 @@
-"""The built-in sentence splitter, tuned for radiology reports.
+"""The radiology sentence splitter (``splitter="radiology"``, formerly ``"builtin"``): simpler than the
+released package's splitting (``"rush"``, :mod:`radscore.rush`) and tuned for radiology reports.
 
 Rules, in order:
 1. A line break always ends a sentence (reports are often one finding per line).

@@ -25,7 +25,7 @@ def _include(source: str, staging: Path, name: str) -> str:
 
 
 def write_bundle(out: str | Path, ner: str, encoder: str, matrix: AffinityMatrix, penalty: str = "official",
-                 splitter: str = "builtin", pooling: str = "cls", empty_score: float = 0.5,
+                 splitter: str = "rush", pooling: str = "cls", empty_score: float = 0.5,
                  data_sources: list[str] | None = None, metrics: dict | None = None) -> Path:
     """The bundle folder ``out``; ``data_sources`` (what the NER model and the W search were trained
     on) and ``metrics`` (``test/...`` values) feed the model card."""

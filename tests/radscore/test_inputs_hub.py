@@ -69,12 +69,9 @@ def test_the_two_sides_are_given_once_each():
 
 def test_the_official_preset_is_named_and_fails_clearly_offline(monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
-    with pytest.raises((ImportError, ModelNotFoundError)) as err:
-        RaTEScore()  # the official recipe: the released splitter first, then the two Hub models
-    if isinstance(err.value, ImportError):  # this environment has no medspacy
-        assert "splitter='pyrush' needs medspacy" in str(err.value)
-    with pytest.raises(ModelNotFoundError, match=r"NER model 'Angelakeke/RaTE-NER-Deberta'.*offline"):
-        RaTEScore(splitter="builtin")
+    for splitter in (None, "radiology", "builtin"):  # the official recipe's splitter is "rush"
+        with pytest.raises(ModelNotFoundError, match=r"NER model 'Angelakeke/RaTE-NER-Deberta'.*offline"):
+            RaTEScore(splitter=splitter)
 
 
 def test_mixing_the_official_ner_with_another_encoder_warns_once(scorer, tiny_backbone, monkeypatch):
@@ -84,10 +81,10 @@ def test_mixing_the_official_ner_with_another_encoder_warns_once(scorer, tiny_ba
     monkeypatch.setattr(rs, "load_ner", lambda *a, **k: calls.append(a) or scorer.ner)
     monkeypatch.setattr(rs, "_warned_pairings", set())
     with pytest.warns(UserWarning, match="not comparable with published RaTEScore numbers"):
-        rs.RaTEScore(ner=rs.OFFICIAL_NER, encoder=tiny_backbone, splitter="builtin")
+        rs.RaTEScore(ner=rs.OFFICIAL_NER, encoder=tiny_backbone, splitter="radiology")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rs.RaTEScore(ner=rs.OFFICIAL_NER, encoder=tiny_backbone, splitter="builtin")  # once only
+        rs.RaTEScore(ner=rs.OFFICIAL_NER, encoder=tiny_backbone, splitter="radiology")  # once only
     assert calls[0][0] == rs.OFFICIAL_NER
 
 
@@ -101,7 +98,7 @@ def test_missing_folders_and_unreachable_ids_are_one_line(tmp_path, monkeypatch)
 
 def test_signature_names_models_by_hash(scorer):
     sig = scorer.signature()
-    assert sig["official_recipe"] is False and sig["splitter"] == "builtin"
+    assert sig["official_recipe"] is False and sig["splitter"] == "rush"
     assert re.fullmatch(r"[0-9a-f]{16}", sig["ner"]["weights_sha256"])
     assert sig["ner"]["weights_sha256"] == fingerprint(scorer.ner.source)["weights_sha256"]
     assert len(sig["affinity_matrix"]) == 26

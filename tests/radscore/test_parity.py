@@ -3,11 +3,13 @@ made on first use by ``benchmarks/bench_ratescore.py``; skipped, with the reason
 be made).
 
 How parity is set up: the released package splits sentences with medspacy's PyRuSH, which needs
-numpy<2 and so cannot live in radscore's environment. The driver returns the package's own kept
-sentences of every report, and radscore is run with ``splitter=`` a lookup into them, together
-with ``pooling="cls"``, ``penalty="official"``, the same NER export, encoder and matrix. Everything
-after sentence splitting (piece labelling, the released entity decoding, entity embedding,
-matching and weighting) is radscore's own code.
+numpy<2 and so cannot live in radscore's environment. radscore is run twice, with
+``pooling="cls"``, ``penalty="official"``, the same NER export, encoder and matrix: once with its
+default splitter (``"rush"``, radscore's own reimplementation of the released splitting), once with
+``splitter=`` a lookup into the package's own kept sentences, which the driver returns (so that a
+splitting difference and a scoring difference cannot hide each other). Everything after sentence
+splitting (piece labelling, the released entity decoding, entity embedding, matching and
+weighting) is radscore's own code.
 
 One kind of pair is left out of the comparison, and counted: when an entity's best match is a
 text that the other report holds several times with different types, the released package keeps
@@ -79,9 +81,17 @@ def test_scores_equal_the_released_package(which, released_python, pairs, tmp_pa
     cands, refs = pairs
     released = run_released(cands, refs, ner, encoder, batch_size=8, entities=True, python=released_python)
     sentences = released["sentences"]
-    ours = RaTEScore(ner, encoder, "long", penalty="official", splitter=lambda text: sentences[text],
-                     pooling="cls").score(cands, refs, explain=True)
+    lookup = RaTEScore(ner, encoder, "long", penalty="official", splitter=lambda text: sentences[text],
+                       pooling="cls")
+    default = RaTEScore(ner, encoder, "long", penalty="official", pooling="cls")
+    assert default.splitter_name == "rush"
+    assert {t: default.sentences(t) for t in sentences} == sentences  # the same sentences, by radscore's code
+    for name, scorer in (("the package's sentence lists", lookup), ("splitter 'rush' (the default)", default)):
+        _check_scores(which, name, scorer.score(cands, refs, explain=True), released, cands)
 
+
+def _check_scores(which, name, ours, released, cands):
+    sentences = released["sentences"]
     # radscore: one score per pair, in place; the released package: fewer, shifted after "ok"
     assert len(ours) == len(cands) and ours[20].f1 == 0.5 and ours[47].f1 == 0.5
     assert len(released["scores"]) == len(cands) - 2
@@ -91,7 +101,7 @@ def test_scores_equal_the_released_package(which, released_python, pairs, tmp_pa
     ambiguous = {c for _, c in aligned if tie_ambiguous(ours[c])}
     deltas = {c: abs(ours[c].f1 - released["scores"][k]) for k, c in aligned if c not in ambiguous}
     worst = max(deltas, key=deltas.get)
-    print(f"{which}: max |Δscore| = {deltas[worst]:.2e} over {len(deltas)} aligned pairs "
+    print(f"{which}, {name}: max |Δscore| = {deltas[worst]:.2e} over {len(deltas)} aligned pairs "
           f"({len(ambiguous)} tie-ambiguous pairs left out)")
     assert len(deltas) >= 0.6 * len(aligned)
     entities = released["entities"]["candidates"]

@@ -184,8 +184,20 @@ def test_device_and_signature(scorer):
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert scorer.ner.device.type == expected and scorer.encoder.device.type == expected
     sig = scorer.signature()
-    assert sig["ner_kind"] == "ner-iob" and sig["penalty"] == "official" and sig["splitter"] == "builtin"
+    assert sig["ner_kind"] == "ner-iob" and sig["penalty"] == "official" and sig["splitter"] == "rush"
+    assert sig["splitter_rules"].startswith(("medspacy ", "file "))
     json.dumps(sig)
+
+
+def test_splitter_names(make):
+    """"rush" is the default with any NER; "builtin" is the old name of "radiology" and is recorded
+    under the new one; "radiology" splits differently from the released package."""
+    assert make().splitter_name == "rush"
+    old, new = make(splitter="builtin"), make(splitter="radiology")
+    assert old.splitter_name == new.splitter_name == "radiology" and old.signature()["splitter_rules"] is None
+    text = "Lungs clear\nheart normal. Stable."
+    assert make().sentences(text) == ["Lungs clear\nheart normal.", "Stable."]  # as the released package
+    assert new.sentences(text) == ["Lungs clear", "heart normal.", "Stable."]
 
 
 def test_bf16_precision_runs_both_models_in_bfloat16_and_stays_close(make):

@@ -106,7 +106,7 @@ class RaTEScoreSettings:
     encoder: str = "packaged:all-MiniLM-L6-v2"
     pooling: str = "cls"
     penalty: str = "official"
-    splitter: str = "builtin"
+    splitter: str = "rush"  # RaTEScore's default; the committed configs/ablations choose "radiology"
     empty_score: float = 0.5
     batch_size: int = 64
     paragraph_matrix: str = "long"

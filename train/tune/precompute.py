@@ -247,7 +247,7 @@ class ScorerSettings:
     ner: str
     encoder: str = "packaged:all-MiniLM-L6-v2"
     pooling: str = "cls"
-    splitter: str = "builtin"
+    splitter: str = "rush"  # RaTEScore's default; the committed configs/tune choose "radiology"
     penalty: str = "official"
     empty_score: float = 0.5
     batch_size: int = 64
@@ -276,7 +276,9 @@ def precompute(references: Sequence[str], candidates: Sequence[str], settings: S
 
     t0 = time.perf_counter()
     cache_dir = Path(cache_dir)
-    ner_identity = {"ner": model_identity(settings.ner), "splitter": settings.splitter}
+    from radscore.ratescore import splitter_name
+
+    ner_identity = {"ner": model_identity(settings.ner), "splitter": splitter_name(settings.splitter)}
     enc_identity = {"encoder": model_identity(settings.encoder), "pooling": settings.pooling,
                     "max_length": ENTITY_MAX_LENGTH}
     ner_key, enc_key = cache_key(**ner_identity), cache_key(**enc_identity)

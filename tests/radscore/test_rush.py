@@ -1,0 +1,162 @@
+"""radscore's ``"rush"`` splitter (:mod:`radscore.rush`): its parts on small cases, then its
+sentences against the released package's own (medspacy's PyRuSH in the released venv, made on
+first use by ``benchmarks/bench_ratescore.py``; those tests skip, with the reason, when it cannot
+be made) on the sample reports, the synthetic sets and random report-like texts.
+
+The spaCy tokenizations below were read off spaCy 3.7.5's English tokenizer (the released
+package's), and are what :func:`radscore.rush.token_starts` models.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from radscore import rush
+from radscore.text import clean_sentences
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_splitter import compare, run_released_splitter, sample_texts  # noqa: E402
+from report_texts import report_texts  # noqa: E402
+
+SHARE = 0.999  # identical sentence lists on at least this share of the texts of each set
+
+
+@pytest.fixture(scope="module")
+def splitter():
+    return rush.RushSplitter()
+
+
+def _rules(tmp_path, lines: list[str]) -> rush.RuleSet:
+    path = tmp_path / "rules.tsv"
+    path.write_text("# a comment\n@MaxRepeatLength\t100\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return rush.RuleSet.from_file(path)
+
+
+def test_rule_syntax_groups_repeats_and_negative_rules(tmp_path):
+    positive = ["\\c.\\s+(\\C)\t0\tstbegin", "\\b(\\C\t0\tstbegin", "\\c(.)\\s+\\C\t2\tstend"]
+    text = "Lungs clear.   Heart normal. Seen by Dr. Smith."
+    marks = _rules(tmp_path, positive).marks(text)
+    assert marks["stbegin"] == [(0, 1), (15, 16), (29, 30), (41, 42)]  # the groups: "L", "H", "S", "S"
+    assert marks["stend"] == [(11, 12), (27, 28), (39, 40)]  # the "." groups
+    assert rush.rush_spans(text, marks["stbegin"], marks["stend"]) == [[0, 12], [15, 28], [29, 40], [41, 47]]
+    # a negative (odd-scored) rule's match, met first and as wide, blocks the "." after "Dr"
+    marks = _rules(tmp_path, positive + ["Dr(.) \t3\tstend"]).marks(text)
+    assert marks["stend"] == [(11, 12), (27, 28)]
+    assert rush.rush_spans(text, marks["stbegin"], marks["stend"]) == [[0, 12], [15, 28], [29, 47]]
+
+
+def test_a_repeat_takes_one_character_or_the_longest_run(tmp_path):
+    rules = _rules(tmp_path, ["a\\s+(b\t0\tstbegin"])
+    assert rules.marks("a  b")["stbegin"] == [(3, 4)]
+    assert rules.marks("a" + " " * 51 + "b")["stbegin"] == [(52, 53)]  # 1 + 50 more spaces
+    assert rules.marks("a" + " " * 52 + "b")["stbegin"] == []  # too long a run
+
+
+def test_white_space_tokens_are_spacys():
+    cases = {"a  b": [0, 2, 3], "a\nb": [0, 1, 2], "a \n b": [0, 2, 4], "a\n\nb": [0, 1, 3], " a": [0, 1],
+             "  a": [0, 2], "a ": [0], "a  ": [0, 2], "x\xa0y": [0, 1, 2], "a\t b": [0, 1, 3]}
+    for text, starts in cases.items():
+        assert rush.token_starts(text) == starts, text
+
+
+@pytest.mark.parametrize("word, tokens", [
+    ("recommendation(s):", ["recommendation(s", "):"]),  # "):" is one of spaCy's special cases
+    ("(arrow):", ["(", "arrow", "):"]),
+    ("___.)", ["_", "_", "_", ".", ")"]),
+    ("1.Findings", ["1.Findings"]),
+    ("normal.No", ["normal", ".", "No"]),
+    ("*Findings", ["*", "Findings"]),
+    ("0-F", ["0", "-", "F"]),
+    ("a**", ["a", "*", "*"]),
+    ("(Dr.)", ["(", "Dr.", ")"]),
+    ("atelectasis..", ["atelectasis", ".."]),
+    ("3.5cm", ["3.5", "cm"]),
+    ("1:):", ["1", ":)", ":"]),
+])
+def test_words_split_as_spacy_splits_them(word, tokens):
+    starts = rush._split_word(word)
+    assert [word[a:b] for a, b in zip(starts, starts[1:] + [len(word)])] == tokens
+
+
+def test_rules_come_from_medspacy_and_the_environment_can_name_them(monkeypatch, tmp_path, splitter):
+    source = splitter.source
+    assert source.path.is_file() and source.origin in ("installed", "cache", "env")
+    if source.origin != "env":
+        assert source.medspacy_version
+    copy = tmp_path / "rules.tsv"
+    copy.write_bytes(source.path.read_bytes())
+    monkeypatch.setenv("RADSCORE_RUSH_RULES", str(copy))
+    assert rush.rules_file() == rush.RulesSource(copy, None, "env")
+    monkeypatch.setenv("RADSCORE_RUSH_RULES", str(tmp_path / "missing.tsv"))
+    with pytest.raises(rush.RulesUnavailable, match="is not a file"):
+        rush.rules_file()
+
+
+def test_without_the_rules_the_error_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.delenv("RADSCORE_RUSH_RULES", raising=False)
+    monkeypatch.setenv("RADSCORE_CACHE", str(tmp_path))
+    monkeypatch.setattr(rush, "_installed_rules", lambda: None)
+
+    def offline(*args, **kwargs):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(rush, "_fetch_release_rules", offline)
+    with pytest.raises(rush.RulesUnavailable, match="RADSCORE_RUSH_RULES.*splitter='radiology'"):
+        rush.rules_file()
+    with pytest.raises(rush.RulesUnavailable, match="fetching disabled"):
+        rush.rules_file(fetch=False)
+
+
+def test_edge_texts(splitter):
+    assert splitter("") == [] and clean_sentences(splitter("  \n ")) == []
+    assert clean_sentences(splitter("ok")) == []  # under 3 characters
+    text = "FINDINGS:\n1. Effusion.\n2. Nodule 3.5 cm.\n\nIMPRESSION: Stable."
+    assert "".join(splitter(text)) == text  # the sentences cover the text, in order
+    with pytest.raises(TypeError):
+        splitter(None)
+
+
+# ---- against the released package ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def released_python():
+    from bench_ratescore import ensure_released_venv
+
+    try:
+        return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))
+    except RuntimeError as err:
+        pytest.skip(f"the released ratescore package's venv could not be made: {err}")
+
+
+def _synthetic_texts(tmp_path_factory) -> list[str]:
+    folder = ROOT / "checkpoints" / "synthetic"
+    if not any(folder.glob("*/manifest_synthetic.jsonl")):
+        from data.synth.generate import generate_default
+
+        folder = tmp_path_factory.mktemp("synthetic")
+        generate_default(folder)
+    texts = []
+    for manifest in sorted(folder.glob("*/manifest_synthetic.jsonl")):
+        for line in manifest.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            texts += [record[k] for k in ("reference", "candidate") if isinstance(record.get(k), str)]
+    return list(dict.fromkeys(texts))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["samples", "synthetic", "random"])
+def test_sentences_equal_the_released_packages(which, released_python, splitter, tmp_path_factory):
+    if which == "samples":
+        texts = sample_texts()
+    elif which == "synthetic":
+        texts = _synthetic_texts(tmp_path_factory)
+    else:
+        texts = report_texts(2000, seed=1)
+    released = run_released_splitter(texts, python=released_python)["sentences"]
+    result = compare([clean_sentences(splitter(t)) for t in texts], released, texts)
+    print(f"{which}: {result['identical']} of {result['texts']} texts have identical sentence lists")
+    for d in result["differences"][:5]:
+        print(json.dumps(d, ensure_ascii=False))
+    assert len(texts) >= 400 and result["identical_share"] >= SHARE
