@@ -29,18 +29,10 @@ from train.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_ratescore import ensure_released_venv, run_released, sample_pairs, tie_ambiguous  # noqa: E402
+from bench_ratescore import run_released, sample_pairs, tie_ambiguous  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TOLERANCE = 1e-5
-
-
-@pytest.fixture(scope="module")
-def released_python():
-    try:
-        return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))
-    except RuntimeError as err:
-        pytest.skip(f"the released ratescore package's venv could not be made: {err}")
 
 
 @pytest.fixture(scope="module")

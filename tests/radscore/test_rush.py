@@ -123,17 +123,7 @@ def test_edge_texts(splitter):
         splitter(None)
 
 
-# ---- against the released package ----------------------------------------------------------------
-@pytest.fixture(scope="module")
-def released_python():
-    from bench_ratescore import ensure_released_venv
-
-    try:
-        return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))
-    except RuntimeError as err:
-        pytest.skip(f"the released ratescore package's venv could not be made: {err}")
-
-
+# ---- against the released package (fixture released_python: tests/conftest.py) ------------------
 def _synthetic_texts(tmp_path_factory) -> list[str]:
     folder = ROOT / "checkpoints" / "synthetic"
     if not any(folder.glob("*/manifest_synthetic.jsonl")):
