@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -116,18 +117,13 @@ def pyrush_splitter() -> Callable[[str], list[str]]:
     return lambda text: [str(s) for s in nlp(text).sents]
 
 
-_rush_splitter = None
-
-
+@functools.cache
 def rush_splitter():
     """The ``"rush"`` splitter (:class:`radscore.rush.RushSplitter`), made once per process: its
     automaton grows as it meets new texts, so every scorer shares it."""
-    global _rush_splitter
-    if _rush_splitter is None:
-        from radscore.rush import RushSplitter
+    from radscore.rush import RushSplitter
 
-        _rush_splitter = RushSplitter()
-    return _rush_splitter
+    return RushSplitter()
 
 
 def splitter_name(splitter: str) -> str:
