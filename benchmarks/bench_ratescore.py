@@ -1,29 +1,44 @@
-"""Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package.
+"""Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package on three workloads.
 
     .venv/bin/python benchmarks/bench_ratescore.py [--ner checkpoints/iob_sample/export]
-        [--pairs 500] [--released-batch-sizes 1 8 32 128] [--released-bs1-pairs 50] [--big 20000]
-        [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
+        [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
+        [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
+        [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
 
-Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2), the
-"long" matrix and the same report pairs (report texts of ``data/samples/reports.jsonl``: findings,
-a line break, the impression; each pair two different reports of the same anatomy). Each run is a
-fresh process, timed from after model loading to the scores, with its peak RSS. The released
-package runs in its own venv (``.venv-ratescore``, made on first use by :func:`ensure_released_venv`)
-through ``benchmarks/ratescore_driver.py``, at its default ``batch_size=1`` and at each other batch
-size asked; radscore runs twice: with the released package's sentence lists (``splitter`` = a
-lookup into them, the parity configuration; |Δscore| is measured on this run) and with its
-radiology splitter (``splitter="radiology"``, formerly "builtin"; splitting included in the
-time). The sample pairs reuse the sample reports, and radscore tags a repeated sentence once
-per call; a further pair of runs (the released package at its best batch size, and radscore) is
-on pairs of distinct reports built from shuffled sentences (which still repeat sentences of the
-pool). Last, radscore scores ``--big`` such pairs, sampling RSS after every chunk, to show that
-memory stays flat; by default with tiny random models (``--big-ner tiny --big-encoder tiny``: the
-same streaming code, minutes instead of an hour), pass folders to use real ones. ``--released-bs1-pairs`` limits the slow batch-size-1 run.
-Results go to a JSON file and a table on stdout. Scores are compared over aligned pairs except
-tie-ambiguous ones (counted, with their own max |Δ|; see tests/radscore/test_parity.py).
+Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2) and the
+"long" matrix. Workloads (each pair: candidate, reference):
 
-This file also holds the helpers the parity test uses: :func:`sample_pairs`,
-:func:`ensure_released_venv` and :func:`run_released`.
+- ``sample``: two different sample reports of the same anatomy (findings, a line break, the
+  impression). Repetitive: the 237 reports hold few distinct sentences, and radscore tags each
+  distinct sentence of a call once, while the released package tags every occurrence.
+- ``distinct``: reports of 4-9 sentences drawn without replacement from a pool of distinct
+  sentences (every sentence of the sample reports and of freshly generated SYNTHETIC edited
+  reports, split by the default splitter): no sentence occurs twice in the workload.
+- ``long``: multi-section reports (INDICATION / TECHNIQUE / COMPARISON lines, a FINDINGS section
+  of 12-20 lines, a numbered IMPRESSION of 2-4 items, line breaks), their sentences drawn without
+  replacement from what the ``distinct`` workload left of the pool.
+
+For each workload: the released package at each ``--released-batch-sizes`` (and at its default
+``batch_size=1`` on the first ``--released-bs1-pairs`` sample pairs), each in a fresh process in
+its own venv (``.venv-ratescore``, made on first use), timed from after model loading to the
+scores; radscore with its defaults (``splitter="rush"``, fp32, torch) in a fresh process, timed
+the same way, splitting included; then the opt-in approximate ``--variants``. Reported per
+workload: pairs/s of each run, radscore's ratio to the released package at its best batch size,
+max |Δscore| against it over aligned pairs that are not tie-ambiguous (those are counted, with
+their own max |Δ|; see ``tests/radscore/test_parity.py``), how many texts radscore splits into
+the released sentence lists, the sentence repetition factor (sentences in the pairs / distinct
+sentences), and the fp32 compute floor: the FLOPs an exact implementation cannot avoid (every
+distinct sentence through the NER model once and every distinct entity text through the encoder
+once, no padding; the BERT layer's matrix products and attention, see :func:`bert_flops`) divided
+by the fp32 matrix-multiply throughput measured in the same run (:func:`gemm_throughput`), with
+radscore's time as a multiple of it. Variants report their ratio and their |Δscore| against the
+fp32 default; OpenVINO bf16 runs only on a CPU that OpenVINO reports bfloat16 support for (else
+it would run f32 and say nothing about bf16), and the JSON says it was skipped and why. A last
+run scores ``--big`` pairs, sampling RSS after every chunk, to show that memory stays flat
+(tiny random models by default: the same streaming code in minutes).
+
+Results go to a JSON file and a table on stdout. This file also holds the helpers the parity tests
+use: :func:`sample_pairs`, :func:`ensure_released_venv`, :func:`run_released` and :func:`tie_ambiguous`.
 """
 
 from __future__ import annotations
@@ -159,10 +174,10 @@ def _ours_child(job_path: str, out_path: str) -> None:
     from radscore import RaTEScore
 
     sentences = job.get("sentences")
-    splitter = (lambda text: sentences[text]) if sentences else "radiology"
+    splitter = (lambda text: sentences[text]) if sentences else job.get("splitter")
     scorer = RaTEScore(job["ner"], job["encoder"], job.get("matrix", "long"), splitter=splitter,
                        batch_size=job.get("batch_size", 64), chunk_size=job.get("chunk_size", 2048),
-                       precision=job.get("precision", "fp32"))
+                       precision=job.get("precision", "fp32"), backend=job.get("backend", "torch"))
     cands, refs = job["candidates"], job["references"]
     rss, scores = [], []
     t0 = time.perf_counter()
@@ -172,11 +187,14 @@ def _ours_child(job_path: str, out_path: str) -> None:
             rss.append(round(_current_rss_mb(), 1))
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    ambiguous = None
+    out = {"scores": scores, "score_seconds": seconds, "peak_rss_mb": peak, "rss_after_chunk_mb": rss,
+           "signature": {k: v for k, v in scorer.signature().items() if k in ("splitter", "precision", "backend",
+                                                                               "backend_precision")}}
     if job.get("flag_ties"):  # untimed second pass with the explain output
-        ambiguous = [tie_ambiguous(p) for p in scorer.iter_score(cands, refs, explain=True)]
-    Path(out_path).write_text(json.dumps({"scores": scores, "score_seconds": seconds, "peak_rss_mb": peak,
-                                          "rss_after_chunk_mb": rss, "tie_ambiguous": ambiguous}))
+        out["tie_ambiguous"] = [tie_ambiguous(p) for p in scorer.iter_score(cands, refs, explain=True)]
+    if job.get("analyse"):  # untimed: the sentence lists and the necessary FLOPs
+        out.update(necessary_work(scorer, cands + refs))
+    Path(out_path).write_text(json.dumps(out))
 
 
 def tie_ambiguous(pair) -> bool:
@@ -202,106 +220,323 @@ def run_ours(candidates, references, ner, encoder, sentences=None, **options) ->
         return json.loads(out.read_text())
 
 
+# ---- the fp32 compute floor ---------------------------------------------------------------------
+def bert_flops(config, lengths: list[int], n_labels: int = 0) -> float:
+    """FLOPs of a BERT-style encoder (plus a linear head of ``n_labels``) over unpadded sequences of
+    ``lengths`` pieces: per layer and token the Q/K/V/output projections (4 H²) and the feed-forward
+    (2 H I) multiply-adds, and per layer and sequence the two attention products (2 T² H); 2 FLOPs
+    per multiply-add. Embedding look-ups, norms and softmax are left out (a few percent)."""
+    h, i, n = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    per_token = n * 2 * (4 * h * h + 2 * h * i) + 2 * h * n_labels
+    return float(sum(per_token * t + n * 4 * h * t * t for t in lengths))
+
+
+def necessary_work(scorer, texts: list[str]) -> dict:
+    """What any exact implementation must compute for ``texts``: each distinct sentence through the
+    NER model once, each distinct entity text through the encoder once (unpadded lengths)."""
+    split = {t: scorer.sentences(t) for t in dict.fromkeys(texts)}
+    distinct = list(dict.fromkeys(s for ss in split.values() for s in ss))
+    ner = scorer.ner
+    content = ner.tokenizer(distinct, add_special_tokens=False, verbose=False)["input_ids"] if distinct else []
+    special = len(ner.prefix) + len(ner.suffix)
+    ner_lengths = [min(len(ids), ner.window) + special for ids in content]
+    entity_texts = sorted({e.text for ents in scorer.entities(distinct) for e in ents})
+    enc = scorer.encoder
+    enc_lengths = [len(x) for x in enc.tokenizer(entity_texts, truncation=True, max_length=enc.max_length,
+                                                 verbose=False)["input_ids"]] if entity_texts else []
+    ner_config = ner.model.config
+    encoder_config = enc.model.config
+    return {"sentences": split, "sentences_in_pairs": sum(len(split[t]) for t in texts),
+            "distinct_sentences": len(distinct), "ner_pieces": sum(ner_lengths),
+            "distinct_entity_texts": len(entity_texts), "encoder_pieces": sum(enc_lengths),
+            "ner_flops": bert_flops(ner_config, ner_lengths, len(ner_config.id2label)),
+            "encoder_flops": bert_flops(encoder_config, enc_lengths)}
+
+
+def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 4096, repeats: int = 5) -> dict:
+    """fp32 matrix-multiply FLOP/s of this process (torch's default threads) on a transformer
+    layer's products: rows x H @ H x H, rows x H @ H x I and rows x I @ I x H, best of ``repeats``."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    shapes = [(rows, hidden, hidden), (rows, hidden, intermediate), (rows, intermediate, hidden)]
+    mats = [(torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)) for m, k, n in shapes]
+    best = {}
+    for (m, k, n), (a, b) in zip(shapes, mats):
+        a @ b  # warm-up
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - t0)
+        best[f"{m}x{k}@{k}x{n}"] = 2 * m * k * n / min(times)
+    total_flops = sum(2 * m * k * n for m, k, n in shapes)
+    mix = total_flops / sum(2 * m * k * n / best[f"{m}x{k}@{k}x{n}"] for m, k, n in shapes)
+    return {"threads": torch.get_num_threads(), "per_shape_flops_per_s": best, "flops_per_s": mix}
+
+
+# ---- workloads ----------------------------------------------------------------------------------
+def sentence_pool(seed: int = 0, sizes: dict | None = None) -> list[str]:
+    """Distinct sentences (default splitter, cleaned) of every sample report and of freshly
+    generated SYNTHETIC ER²Score and ClinicalBLEURT rows (references and edited candidates),
+    shuffled with ``seed``."""
+    sys.path.insert(0, str(ROOT))
+    from data.annotation import read_reports
+    from data.ratings import read_bleurt_jsonl, read_er2_jsonl
+    from data.synth import generate
+    from radscore.ratescore import rush_splitter
+    from radscore.text import clean_sentences
+
+    texts = [r.text() for r in read_reports(REPORTS)]
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(tmp, seed=seed, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0,
+                                        **(sizes or {"er2": 900, "bleurt": 900})})
+        rows = [*read_er2_jsonl(Path(tmp, "synthetic_er2", "radcliq_synthetic.jsonl")),
+                *read_er2_jsonl(Path(tmp, "synthetic_er2", "mrscore_synthetic.jsonl")),
+                *read_bleurt_jsonl(Path(tmp, "synthetic_bleurt", "clinical_bleurt_synthetic.jsonl"))]
+    texts += [t for r in rows for t in (r.reference, r.candidate)]
+    split = rush_splitter()
+    pool = sorted({s for t in dict.fromkeys(texts) for s in clean_sentences(split(t))})
+    random.Random(seed).shuffle(pool)
+    return pool
+
+
+def distinct_pairs(pool: list[str], n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``n`` pairs of 4-9-sentence reports; takes their sentences from the end of ``pool`` (so no
+    sentence occurs twice). Raises ``ValueError`` when the pool runs out."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(2 * n):
+        k = rng.randint(4, 9)
+        if len(pool) < k:
+            raise ValueError(f"the sentence pool ran out after {len(texts)} reports; ask for fewer pairs")
+        texts.append(" ".join(pool.pop() for _ in range(k)))
+    return texts[:n], texts[n:]
+
+
+def long_pairs(pool: list[str], n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``n`` pairs of multi-section reports (see the module doc), sentences taken from ``pool``."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(2 * n):
+        need = 3 + rng.randint(12, 20) + rng.randint(2, 4)
+        if len(pool) < need:
+            raise ValueError(f"the sentence pool ran out after {len(texts)} long reports; ask for fewer pairs")
+        take = [pool.pop() for _ in range(need)]
+        pre, body = take[:3], take[3:]
+        n_imp = rng.randint(2, 4)
+        findings, impression = body[:-n_imp], body[-n_imp:]
+        lines = [f"{h}: {s}" for h, s in zip(("INDICATION", "TECHNIQUE", "COMPARISON"), pre)]
+        lines += ["", "FINDINGS:", *findings, "", "IMPRESSION:"]
+        lines += [f"{k}. {s}" for k, s in enumerate(impression, 1)]
+        texts.append("\n".join(lines))
+    return texts[:n], texts[n:]
+
+
+def make_workloads(names: list[str], sizes: list[int]) -> dict[str, tuple[list[str], list[str]]]:
+    out, pool = {}, None
+    for name, n in zip(names, sizes):
+        if name == "sample":
+            out[name] = sample_pairs(n, seed=0)
+        elif name in ("distinct", "long"):
+            pool = sentence_pool() if pool is None else pool
+            out[name] = (distinct_pairs if name == "distinct" else long_pairs)(pool, n, seed=1)
+        else:
+            raise ValueError(f"unknown workload {name!r}; expected sample, distinct or long")
+    return out
+
+
 # ---- the benchmark -----------------------------------------------------------------------------
+VARIANTS = {"openvino-fp32": {"backend": "openvino", "precision": "fp32"},
+            "openvino-bf16": {"backend": "openvino", "precision": "bf16"},
+            "torch-bf16": {"backend": "torch", "precision": "bf16"}}
+
+
+def _openvino_bf16() -> str | None:
+    """None when OpenVINO can run bf16 on this CPU, else why not."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return "openvino is not installed"
+    caps = ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    return None if "BF16" in caps else f"this CPU has no native bfloat16 (OpenVINO's CPU capabilities: {list(caps)})"
+
+
+def _deltas(ours: dict, released: dict, ties: list[bool]) -> tuple[list[float], list[float]]:
+    """|Δscore| over aligned pairs (the released package drops reports with no sentence): not
+    tie-ambiguous ones, tie-ambiguous ones."""
+    plain, tied = [], []
+    for k, (c, r) in enumerate(released["alignment"]):
+        if c == r:
+            (tied if ties[c] else plain).append(abs(ours["scores"][c] - released["scores"][k]))
+    return plain, tied
+
+
+def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: str, python: Path, gemm: dict) -> dict:
+    n = len(cands)
+    runs, released = [], {}
+    for bs in args.released_batch_sizes:
+        print(f"[{name}] released ratescore, batch_size={bs}, {n} pairs ...", flush=True)
+        released[bs] = run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python)
+        runs.append({"run": f"released ratescore 0.6.0, batch_size={bs}", "batch_size": bs, "pairs": n,
+                     "seconds": released[bs]["score_seconds"], "pairs_per_s": n / released[bs]["score_seconds"],
+                     "peak_rss_mb": released[bs]["peak_rss_mb"]})
+    best_bs = min(released, key=lambda b: released[b]["score_seconds"])
+    best = released[best_bs]
+    if name == "sample" and args.released_bs1_pairs:
+        m = min(n, args.released_bs1_pairs)
+        print(f"[{name}] released ratescore, batch_size=1 (its default), {m} pairs ...", flush=True)
+        r1 = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python)
+        runs.append({"run": f"released ratescore 0.6.0, batch_size=1 ({m} pairs)", "batch_size": 1, "pairs": m,
+                     "seconds": r1["score_seconds"], "pairs_per_s": m / r1["score_seconds"],
+                     "peak_rss_mb": r1["peak_rss_mb"]})
+    print(f"[{name}] radscore, defaults (rush splitter, fp32, torch) ...", flush=True)
+    ours = run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True)
+    runs.append({"run": "radscore defaults (exact)", "pairs": n, "seconds": ours["score_seconds"],
+                 "pairs_per_s": n / ours["score_seconds"], "peak_rss_mb": ours["peak_rss_mb"],
+                 "signature": ours["signature"]})
+    plain, tied = _deltas(ours, best, ours["tie_ambiguous"])
+    same_sentences = sum(ours["sentences"][t] == best["sentences"][t] for t in best["sentences"])
+    floor = (ours["ner_flops"] + ours["encoder_flops"]) / gemm["flops_per_s"]  # rescaled in benchmark()
+    result = {
+        "pairs": n, "released_best_batch_size": best_bs,
+        "released_best_pairs_per_s": n / best["score_seconds"],
+        "radscore_pairs_per_s": n / ours["score_seconds"],
+        "ratio_vs_released_best": best["score_seconds"] / ours["score_seconds"],
+        "max_abs_delta_vs_released": max(plain) if plain else None, "aligned_pairs_compared": len(plain),
+        "tie_ambiguous_pairs": int(sum(ours["tie_ambiguous"])),
+        "tie_ambiguous_max_abs_delta": max(tied) if tied else None,
+        "texts": len(best["sentences"]), "texts_with_released_sentence_lists": same_sentences,
+        "sentences_in_pairs": ours["sentences_in_pairs"], "distinct_sentences": ours["distinct_sentences"],
+        "repetition_factor": ours["sentences_in_pairs"] / max(1, ours["distinct_sentences"]),
+        "ner_pieces": ours["ner_pieces"], "distinct_entity_texts": ours["distinct_entity_texts"],
+        "encoder_pieces": ours["encoder_pieces"],
+        "necessary_gflop": (ours["ner_flops"] + ours["encoder_flops"]) / 1e9,
+        "fp32_floor_seconds": floor, "radscore_seconds": ours["score_seconds"],
+        "radscore_distance_to_floor": ours["score_seconds"] / floor,
+        "released_best_distance_to_floor": best["score_seconds"] / floor,
+        "variants": {},
+    }
+    bf16_reason = _openvino_bf16()
+    for variant in args.variants:
+        if variant == "openvino-bf16" and bf16_reason:
+            result["variants"][variant] = {"skipped": bf16_reason}
+            continue
+        m = min(n, args.variant_pairs or n)
+        print(f"[{name}] radscore {variant}, {m} pairs ...", flush=True)
+        r = run_ours(cands[:m], refs[:m], args.ner, encoder, **VARIANTS[variant])
+        d = [abs(a - b) for a, b in zip(r["scores"], ours["scores"])]
+        runs.append({"run": f"radscore {variant} (opt-in)" + (f" ({m} pairs)" if m < n else ""), "pairs": m,
+                     "seconds": r["score_seconds"], "pairs_per_s": m / r["score_seconds"],
+                     "peak_rss_mb": r["peak_rss_mb"], "signature": r["signature"]})
+        result["variants"][variant] = {
+            "pairs": m, "pairs_per_s": m / r["score_seconds"],
+            "ratio_vs_released_best": (m / r["score_seconds"]) / (n / best["score_seconds"]),
+            "max_abs_delta_vs_fp32": max(d), "mean_abs_delta_vs_fp32": sum(d) / m,
+            "pairs_over_1e-5": sum(x > 1e-5 for x in d), "ran_as": r["signature"]}
+    result["runs"] = runs
+    return result
+
+
 def benchmark(args) -> dict:
     sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
     encoder = resolve_model_path(PACKAGED_MINILM)
-    cands, refs = sample_pairs(args.pairs, seed=0)
-    n = len(cands)
     python = ensure_released_venv()
-    rows, released = [], {}
-    pps = {}  # released pairs/s by batch size (batch size 1 may run on the first pairs only)
-    for bs in args.released_batch_sizes:
-        m = min(n, args.released_bs1_pairs) if bs == 1 and args.released_bs1_pairs else n
-        print(f"released ratescore, batch_size={bs}, {m} pairs ...", flush=True)
-        released[bs] = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=bs, python=python)
-        r = released[bs]
-        pps[bs] = m / r["score_seconds"]
-        rows.append({"run": f"released ratescore 0.6.0, batch_size={bs}" + (f" ({m} pairs)" if m < n else ""),
-                     "batch_size": bs, "pairs": m, "seconds": r["score_seconds"], "pairs_per_s": pps[bs],
-                     "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
-    first = max(released.values(), key=lambda r: len(r["scores"]))  # sentence lists of every pair
-    print("radscore (released sentence lists) ...", flush=True)
-    parity = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], flag_ties=True)
-    print("radscore (radiology splitter) ...", flush=True)
-    builtin = run_ours(cands, refs, args.ner, encoder)
-    print("radscore (released sentence lists, bf16 autocast: opt-in, not identical) ...", flush=True)
-    bf16 = run_ours(cands, refs, args.ner, encoder, sentences=first["sentences"], precision="bf16")
-    for name, r in [("radscore, released sentence lists (parity)", parity),
-                    ("radscore, radiology splitter (formerly builtin)", builtin),
-                    ("radscore, precision=bf16 (opt-in; scores differ)", bf16)]:
-        rows.append({"run": name, "seconds": r["score_seconds"], "pairs_per_s": n / r["score_seconds"],
-                     "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
-    aligned = [(bs, k, c) for bs in released for k, (c, r_) in enumerate(released[bs]["alignment"]) if c == r_]
-    ties = parity["tie_ambiguous"]
-    deltas = [abs(parity["scores"][c] - released[bs]["scores"][k]) for bs, k, c in aligned if not ties[c]]
-    tie_deltas = [abs(parity["scores"][c] - released[bs]["scores"][k]) for bs, k, c in aligned if ties[c]]
-    best_bs = max(released, key=lambda b: pps[b])
-    ours_pps = n / parity["score_seconds"]
-    result = {
-        "pairs": n, "ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long",
-        "distinct_reports": len(set(cands + refs)), "cpu_count": os.cpu_count(),
-        # radscore tags each distinct sentence once per call; the released package tags every one
-        "sentences_in_pairs": sum(len(first["sentences"][t]) for t in cands + refs),
-        "distinct_sentences": len({x for t in set(cands + refs) for x in first["sentences"][t]}),
-        "load_average_1min_at_end": None,
-        "released_versions": first["versions"], "runs": rows,
-        "released_best_batch_size": best_bs,
-        "speedup_vs_released_batch_1": ours_pps / pps[1] if 1 in released else None,
-        "speedup_vs_released_best": ours_pps / pps[best_bs],
-        "speedup_builtin_vs_released_best": (n / builtin["score_seconds"]) / pps[best_bs],
-        "max_abs_delta_score": max(deltas) if deltas else None, "aligned_pairs_compared": len(deltas),
-        "bf16_speedup_vs_released_best": (n / bf16["score_seconds"]) / pps[best_bs],
-        "bf16_max_abs_delta_vs_fp32": max(abs(a - b) for a, b in zip(bf16["scores"], parity["scores"])),
-        "bf16_mean_abs_delta_vs_fp32": sum(abs(a - b) for a, b in zip(bf16["scores"], parity["scores"])) / n,
-        # pairs whose best match has copies of several types on the other side: left out above, as in
-        # the parity test; their differences are reported here
-        "tie_ambiguous_pairs": int(sum(ties)), "tie_ambiguous_comparisons": len(tie_deltas),
-        "tie_ambiguous_max_abs_delta": max(tie_deltas) if tie_deltas else None,
-    }
-    # The sample pairs reuse the sample reports (radscore tags a repeated sentence once); on
-    # pairs of distinct reports only batching helps: both scorers again, on such pairs.
-    print(f"distinct reports: released ratescore, batch_size={best_bs}, and radscore on {n} pairs ...", flush=True)
-    reports = shuffled_reports(2 * n, seed=2)
-    d_rel = run_released(reports[:n], reports[n:], args.ner, encoder, batch_size=best_bs, python=python)
-    d_ours = run_ours(reports[:n], reports[n:], args.ner, encoder, sentences=d_rel["sentences"])
-    for name, r in [(f"released ratescore 0.6.0, batch_size={best_bs}, distinct reports", d_rel),
-                    ("radscore, released sentence lists, distinct reports", d_ours)]:
-        rows.append({"run": name, "seconds": r["score_seconds"], "pairs_per_s": n / r["score_seconds"],
-                     "peak_rss_mb": r["peak_rss_mb"], "n_scores": len(r["scores"])})
-    result["speedup_distinct_reports_vs_released_best"] = d_rel["score_seconds"] / d_ours["score_seconds"]
+    print("building workloads ...", flush=True)
+    workloads = make_workloads(args.workloads, args.pairs)
+    first = run_released(["No pneumothorax."], ["No pneumothorax."], args.ner, encoder, python=python)
+    result = {"ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long", "cpu_count": os.cpu_count(),
+              "cpu": _cpu_name(), "released_versions": first["versions"], "gemm_measurements": [], "workloads": {}}
+    for name, (cands, refs) in workloads.items():
+        gemm = gemm_throughput()  # before each workload and once at the end: how steady the machine was
+        result["gemm_measurements"].append(gemm)
+        print(f"fp32 GEMM throughput: {gemm['flops_per_s'] / 1e9:.1f} GFLOP/s ({gemm['threads']} threads)", flush=True)
+        result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python, gemm)
+    result["gemm_measurements"].append(gemm_throughput())
+    # the floor divides by the highest throughput measured in the run (the machine's best)
+    peak = max(g["flops_per_s"] for g in result["gemm_measurements"])
+    result["gemm_flops_per_s_for_floor"] = peak
+    for w in result["workloads"].values():
+        w["fp32_floor_seconds"] = w["necessary_gflop"] * 1e9 / peak
+        w["radscore_distance_to_floor"] = w["radscore_seconds"] / w["fp32_floor_seconds"]
+        w["released_best_distance_to_floor"] = w["released_best_pairs_per_s"] ** -1 * w["pairs"] / w["fp32_floor_seconds"]
     result["load_average_1min_at_end"] = os.getloadavg()[0]
     if args.big:
-        big_ner, big_encoder = args.big_ner or args.ner, args.big_encoder or encoder
-        tiny_dir = None
-        if "tiny" in (args.big_ner, args.big_encoder):  # the streaming code path with small models
-            from train.tiny import build_tiny_bert, build_tiny_iob_export
-
-            tiny_dir = tempfile.mkdtemp(prefix="bench_tiny_")
-            if args.big_ner == "tiny":
-                big_ner = build_tiny_iob_export(Path(tiny_dir) / "ner", seed=0, head_std=0.3, o_bias=2.5)
-            if args.big_encoder == "tiny":
-                big_encoder = build_tiny_bert(Path(tiny_dir) / "encoder", seed=0)
-        for size in (args.big // 10, args.big):
-            print(f"radscore on {size} distinct pairs (memory, NER {big_ner}) ...", flush=True)
-            reports = shuffled_reports(2 * size)
-            r = run_ours(reports[:size], reports[size:], big_ner, big_encoder)
-            result[f"memory_{size}_pairs"] = {"ner": "tiny random" if args.big_ner == "tiny" else str(big_ner),
-                                              "encoder": "tiny random" if args.big_encoder == "tiny" else str(big_encoder),"pairs_per_s": size / r["score_seconds"],
-                                              "peak_rss_mb": r["peak_rss_mb"],
-                                              "rss_after_chunk_mb": r["rss_after_chunk_mb"]}
+        result.update(memory_runs(args, encoder))
     return result
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def memory_runs(args, encoder: str) -> dict:
+    big_ner, big_encoder = args.big_ner or args.ner, args.big_encoder or encoder
+    if "tiny" in (args.big_ner, args.big_encoder):  # the streaming code path with small models
+        from train.tiny import build_tiny_bert, build_tiny_iob_export
+
+        tiny_dir = tempfile.mkdtemp(prefix="bench_tiny_")
+        if args.big_ner == "tiny":
+            big_ner = build_tiny_iob_export(Path(tiny_dir) / "ner", seed=0, head_std=0.3, o_bias=2.5)
+        if args.big_encoder == "tiny":
+            big_encoder = build_tiny_bert(Path(tiny_dir) / "encoder", seed=0)
+    out = {}
+    for size in (args.big // 10, args.big):
+        print(f"radscore on {size} distinct pairs (memory, NER {big_ner}) ...", flush=True)
+        reports = shuffled_reports(2 * size)
+        r = run_ours(reports[:size], reports[size:], big_ner, big_encoder)
+        out[f"memory_{size}_pairs"] = {"ner": "tiny random" if args.big_ner == "tiny" else str(big_ner),
+                                       "encoder": "tiny random" if args.big_encoder == "tiny" else str(big_encoder),
+                                       "pairs_per_s": size / r["score_seconds"], "peak_rss_mb": r["peak_rss_mb"],
+                                       "rss_after_chunk_mb": r["rss_after_chunk_mb"]}
+    return out
+
+
+def print_table(result: dict) -> None:
+    for name, w in result["workloads"].items():
+        print(f"\n== {name}: {w['pairs']} pairs, {w['distinct_sentences']} distinct sentences "
+              f"(repetition {w['repetition_factor']:.2f}x), {w['necessary_gflop']:.0f} GFLOP necessary")
+        print(f"{'run':<52} {'pairs/s':>8} {'peak RSS MB':>12}")
+        for row in w["runs"]:
+            print(f"{row['run']:<52} {row['pairs_per_s']:>8.2f} {row['peak_rss_mb']:>12.0f}")
+        print(f"radscore / released (batch_size={w['released_best_batch_size']}): {w['ratio_vs_released_best']:.2f}x; "
+              f"max |Δscore| {w['max_abs_delta_vs_released'] or 0:.1e} over {w['aligned_pairs_compared']} pairs "
+              f"({w['tie_ambiguous_pairs']} tie-ambiguous left out, their max |Δ| {w['tie_ambiguous_max_abs_delta'] or 0:.1e}); "
+              f"released sentence lists on {w['texts_with_released_sentence_lists']}/{w['texts']} texts")
+        print(f"fp32 floor {w['fp32_floor_seconds']:.2f} s: radscore {w['radscore_distance_to_floor']:.2f}x it, "
+              f"released {w['released_best_distance_to_floor']:.2f}x")
+        for v, r in w["variants"].items():
+            if "skipped" in r:
+                print(f"{v}: skipped ({r['skipped']})")
+            else:
+                print(f"{v}: {r['ratio_vs_released_best']:.2f}x the released; |Δ| vs fp32 max {r['max_abs_delta_vs_fp32']:.1e}, "
+                      f"mean {r['mean_abs_delta_vs_fp32']:.1e}")
+    for key in [k for k in result if k.startswith("memory_")]:
+        m = result[key]
+        print(f"{key}: {m['pairs_per_s']:.0f} pairs/s, peak RSS {m['peak_rss_mb']:.0f} MB, "
+              f"RSS after each chunk {m['rss_after_chunk_mb']}")
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
-    p.add_argument("--pairs", type=int, default=500)
-    p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[1, 8, 32, 128])
+    p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
+    p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
+    p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])
     p.add_argument("--released-bs1-pairs", type=int, default=50,
-                   help="pairs for the released package at batch_size=1 (several seconds per pair; 0: all)")
+                   help="sample pairs for the released package at its default batch_size=1 (0: skip)")
+    p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--variant-pairs", type=int, default=0,
+                   help="score only the first N pairs of each workload with the variants (0: all); torch bf16 "
+                        "autocast is emulated, and slow, on CPUs without native bf16")
     p.add_argument("--big", type=int, default=20000, help="pairs for the memory run (0: skip)")
     p.add_argument("--big-ner", default="tiny",
                    help="NER export for the memory run: 'tiny' (default: a tiny random export, so 20,000 pairs take "
@@ -310,25 +545,14 @@ def main(argv=None) -> None:
                    help="entity encoder for the memory run: 'tiny' (default) or a model folder / packaged name")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ratescore.json"))
     args = p.parse_args(argv)
+    if len(args.pairs) != len(args.workloads):
+        p.error("give one --pairs value per workload")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     result = benchmark(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"\n{'run':<58} {'pairs/s':>9} {'peak RSS MB':>12}")
-    for row in result["runs"]:
-        print(f"{row['run']:<58} {row['pairs_per_s']:>9.1f} {row['peak_rss_mb']:>12.0f}")
-    print(f"speed-up vs released best (batch_size={result['released_best_batch_size']}): "
-          f"{result['speedup_vs_released_best']:.1f}x; max |Δscore| {result['max_abs_delta_score']:.2e} "
-          f"over {result['aligned_pairs_compared']} aligned comparisons ({result['tie_ambiguous_pairs']} tie-ambiguous "
-          f"pairs left out; their max |Δscore| {result['tie_ambiguous_max_abs_delta'] or 0:.2e})")
-    print(f"speed-up on pairs of distinct reports: {result['speedup_distinct_reports_vs_released_best']:.1f}x")
-    print(f"opt-in precision=bf16: {result['bf16_speedup_vs_released_best']:.1f}x the released best; |Δscore| vs "
-          f"fp32 max {result['bf16_max_abs_delta_vs_fp32']:.2e}, mean {result['bf16_mean_abs_delta_vs_fp32']:.2e}")
-    for key in [k for k in result if k.startswith("memory_")]:
-        m = result[key]
-        print(f"{key}: {m['pairs_per_s']:.0f} pairs/s, peak RSS {m['peak_rss_mb']:.0f} MB, "
-              f"RSS after each chunk {m['rss_after_chunk_mb']}")
+    print_table(result)
     print(f"wrote {args.out}")
 
 

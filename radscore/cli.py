@@ -126,7 +126,8 @@ def scorer_options(args) -> dict:
     if args.metric == "ratescore":
         return dict(ner=args.ner, encoder=args.encoder, affinity_matrix=args.matrix, penalty=args.penalty,
                     splitter=args.splitter, pooling=args.pooling, empty_score=args.empty_score,
-                    batch_size=args.batch_size, device=args.device, precision=args.precision)
+                    batch_size=args.batch_size, device=args.device, precision=args.precision,
+                    backend=args.backend)
     if not args.model:
         raise ValueError(f"--metric {args.metric} needs --model (an export folder or a Hub id)")
     if args.metric == "bleurt":
@@ -362,7 +363,11 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--empty-score", type=float, default=0.5)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                   help="ratescore bf16: bfloat16 autocast, about 2x faster on CPUs with AMX, scores differ by ~1e-3")
+                   help="ratescore bf16 (opt-in): the models run in bfloat16, faster only on CPUs with native bf16 "
+                        "(AMX, AVX512-BF16) and GPUs; scores differ (see benchmarks/results/ratescore.json)")
+    p.add_argument("--backend", choices=["torch", "openvino"], default="torch",
+                   help="ratescore openvino (opt-in, CPU, radscore[openvino]): the models run by OpenVINO from IR "
+                        "converted once and kept next to the export; fp32 scores equal torch's to float32 rounding")
     p.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -9,7 +9,8 @@ EXTRAS = {"peft": ("er2", "ER2Score (LoRA adapters)"),
           "scipy": ("compare", "radscore compare (approximate randomisation)"),
           "matplotlib": ("compare", "radscore compare (the plot of per-pair differences)"),
           "radeval": ("radeval", "radscore.integrations.radeval"),
-          "ray": ("ray", "scoring on Ray (radscore score --ray)")}
+          "ray": ("ray", "scoring on Ray (radscore score --ray)"),
+          "openvino": ("openvino", "RaTEScore(backend='openvino')")}
 
 
 def require(module: str):

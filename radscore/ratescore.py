@@ -53,6 +53,7 @@ from radscore.splitter import split_sentences
 from radscore.text import clean_sentences
 
 SPLITTERS = ("rush", "radiology", "pyrush")
+BACKENDS = ("torch", "openvino")
 SPLITTER_ALIASES = {"builtin": "radiology"}  # the radiology splitter's name before "rush" existed
 
 # The official recipe (SPEC §1.5-1.6 and the released package's defaults): what RaTEScore() scores with.
@@ -206,9 +207,14 @@ class RaTEScore:
         device: ``None`` picks CUDA when present, else the CPU.
         chunk_size: pairs processed together; bounds memory on large inputs.
         precision: ``"fp32"`` (default: the released package's arithmetic, identical scores) or
-            ``"bf16"`` (opt-in: the models run under bfloat16 autocast, faster on CPUs with AMX or
-            AVX512-BF16 and on GPUs; entity types and cosines change a little, so scores differ
-            from fp32 by about 1e-3 and are not comparable with fp32 scores).
+            ``"bf16"`` (opt-in: the models run in bfloat16 (torch autocast, or OpenVINO's bf16
+            inference precision), faster on CPUs with AMX or AVX512-BF16 and on GPUs; entity types
+            and cosines change a little, so scores differ from fp32 (measured in
+            ``benchmarks/results/ratescore.json``) and are not comparable with fp32 scores).
+        backend: ``"torch"`` (default) or ``"openvino"`` (opt-in, CPU only, ``radscore[openvino]``):
+            both model passes run by OpenVINO from IR converted once and kept next to the export
+            or in ``$RADSCORE_CACHE/openvino`` (:mod:`radscore.openvino_backend`); in fp32 its
+            scores equal the torch backend's to float32 rounding (measured max |Δ| in the benchmark).
         trust_remote_code: let an encoder that ships its own modelling code on the Hub (CXR-BERT,
             BioViL-T) run it; off by default, as it executes that repository's Python code.
         cache_size: entries kept in each of two bounded caches that live on the scorer across
@@ -222,12 +228,15 @@ class RaTEScore:
     def __init__(self, ner: str | None = None, encoder: str | None = None, affinity_matrix: Any = "long",
                  penalty: str = "official", splitter: str | Callable | None = None, pooling: str = "cls",
                  empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048,
-                 precision: str = "fp32", trust_remote_code: bool = False, cache_size: int = 0):
+                 precision: str = "fp32", trust_remote_code: bool = False, cache_size: int = 0,
+                 backend: str = "torch"):
         if penalty not in PENALTY_MODES:
             raise ValueError(f"unknown penalty mode {penalty!r}; expected one of {list(PENALTY_MODES)}")
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"unknown precision {precision!r}; expected 'fp32' or 'bf16'")
-        self.precision = precision
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; expected one of {list(BACKENDS)}")
+        self.precision, self.backend = precision, backend
         ner = OFFICIAL_NER if ner is None else str(ner)
         if encoder is None:
             encoder = OFFICIAL_ENCODER if ner == OFFICIAL_NER else PACKAGED_MINILM
@@ -256,6 +265,15 @@ class RaTEScore:
                                          trust_remote_code=trust_remote_code)
         except OSError as err:
             raise not_found(encoder, "entity encoder", err) from None
+        self.backend_precision = precision
+        if backend == "openvino":
+            if self.ner.device.type != "cpu":
+                raise ValueError(f"backend='openvino' runs on the CPU; got device {self.ner.device}")
+            from radscore.openvino_backend import accelerate_encoder, accelerate_ner
+
+            ran = {accelerate_ner(self.ner, precision).precision,
+                   accelerate_encoder(self.encoder, precision).precision}
+            self.backend_precision = ran.pop() if len(ran) == 1 else "mixed"
 
     @classmethod
     def from_bundle(cls, source: str, **overrides) -> "RaTEScore":
@@ -300,7 +318,8 @@ class RaTEScore:
                 "radscore": __version__, "ner": fingerprint(self.ner.source), "ner_kind": self.ner.kind,
                 "encoder": fingerprint(self.encoder.source), "pooling": self.encoder.pooling,
                 "splitter": self.splitter_name, "splitter_rules": self._splitter_rules(),
-                "penalty": self.penalty_mode, "precision": self.precision,
+                "penalty": self.penalty_mode, "precision": self.precision, "backend": self.backend,
+                "backend_precision": self.backend_precision,
                 "empty_score": self.empty_score, "affinity_matrix": self.matrix.to_official()}
 
     def _splitter_rules(self) -> str | None:
@@ -383,8 +402,9 @@ class RaTEScore:
                 for ce, re_ in zip(ents[: len(candidates)], ents[len(candidates):])]
 
     def _autocast(self):
-        """bfloat16 autocast of the model passes when ``precision="bf16"``, else nothing."""
-        if self.precision == "bf16":
+        """bfloat16 autocast of the model passes when ``precision="bf16"`` on the torch backend
+        (OpenVINO sets its precision when it compiles), else nothing."""
+        if self.precision == "bf16" and self.backend == "torch":
             return torch.autocast(device_type=self.ner.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
