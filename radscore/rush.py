@@ -214,10 +214,28 @@ _R_OPEN, _R_CLOSE, _R_EMIT, _R_CHAR, _R_ONE, _R_RUN = 1000, 1001, 1002, 1003, 10
 _R_FINAL = 2000
 
 
-class RuleSet:
-    """Compiled RuSH rules: the trie, and the automaton that finds their matches."""
+MAX_STATES = 8000  # automaton states kept before it starts over (about 7 KB each; the sample corpus needs ~2,500)
 
-    def __init__(self, rules: list[Rule]):
+
+class _Automaton:
+    """The lazily built automaton's tables (see :meth:`RuleSet._step`)."""
+
+    __slots__ = ("states", "threads", "rows", "first_rows", "final")
+
+    def __init__(self):
+        self.states: dict[frozenset, int] = {}
+        self.threads: list[frozenset] = []
+        self.rows: list[dict] = []  # per state: class -> (next state's row, events); None -> the state
+        self.first_rows: list[dict] = []  # the same for the text's first character
+        self.final: dict[int, tuple] = {}  # per state: events at the end of the text
+
+
+class RuleSet:
+    """Compiled RuSH rules: the trie, and the automaton that finds their matches. The automaton
+    grows as texts need new states; past ``max_states`` a text starts a new, empty one (a text
+    being matched in another thread finishes on the old one), so memory stays bounded."""
+
+    def __init__(self, rules: list[Rule], max_states: int = MAX_STATES):
         self.rules = {r.row: r for r in rules}
         self.nodes: list[dict] = [{}]
         for r in rules:  # the trie, children in first-insertion order
@@ -245,25 +263,31 @@ class RuleSet:
         self._by_tests: dict[tuple, str] = {}
         self._table: dict[int, str] = {}  # str.translate table: character -> its class's character
         self._lock = threading.Lock()
-        self._states: dict[frozenset, int] = {}
-        self._state_threads: list[frozenset] = []
-        self._rows: list[dict] = []  # per state: class -> (next state's row, events); None -> the state
-        self._first_rows: list[dict] = []  # the same for the text's first character
-        self._final: dict[int, tuple] = {}  # per state: events at the end of the text
-        self._state(frozenset())
+        self.max_states, self.restarts = int(max_states), 0
+        self._auto = self._new_automaton()
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "RuleSet":
-        return cls(read_rules(path))
+    def from_file(cls, path: str | Path, max_states: int = MAX_STATES) -> "RuleSet":
+        return cls(read_rules(path), max_states)
 
     # -- the automaton ----------------------------------------------------------------------
-    def _state(self, threads: frozenset) -> int:
-        sid = self._states.get(threads)
+    def _new_automaton(self) -> _Automaton:
+        auto = _Automaton()
+        self._state(auto, frozenset())
+        return auto
+
+    @property
+    def n_states(self) -> int:
+        return len(self._auto.threads)
+
+    @staticmethod
+    def _state(auto: _Automaton, threads: frozenset) -> int:
+        sid = auto.states.get(threads)
         if sid is None:
-            sid = self._states[threads] = len(self._state_threads)
-            self._state_threads.append(threads)
-            self._rows.append({None: sid})
-            self._first_rows.append({None: sid})
+            sid = auto.states[threads] = len(auto.threads)
+            auto.threads.append(threads)
+            auto.rows.append({None: sid})
+            auto.first_rows.append({None: sid})
         return sid
 
     def _classify(self, ch: str) -> str:
@@ -280,7 +304,7 @@ class RuleSet:
             self._table[ord(ch)] = key
         return key
 
-    def _step(self, sid: int, key: str, first: bool) -> tuple[dict, tuple]:
+    def _step(self, auto: _Automaton, sid: int, key: str, first: bool) -> tuple[dict, tuple]:
         """Advance state ``sid`` over one character of class ``key``: the next state's row and the
         matches found at that character (offsets relative to its position). A state is the set
         of pending rule-engine calls (trie node, offsets of the match start and of its group, how
@@ -288,7 +312,7 @@ class RuleSet:
         ch = key
         nxt: list = []
         events: list = []
-        threads = list(self._state_threads[sid]) + [(0, 0, 0, 0, None, False, " ", ())]  # a new start here
+        threads = list(auto.threads[sid]) + [(0, 0, 0, 0, None, False, " ", ())]  # a new start here
         for th in threads:
             if th[0] == 1:  # a repeat taking characters
                 _, node, rs, mb, me, test, count, rank = th
@@ -297,9 +321,9 @@ class RuleSet:
                     continue
                 th = (0, node, rs, mb, me, False, "+", rank)
             self._visit(th, ch, first, nxt, events)
-        nsid = self._state(frozenset(nxt))
-        row = self._first_rows[sid] if first else self._rows[sid]
-        row[key] = result = (self._rows[nsid], self._distinct(events))
+        nsid = self._state(auto, frozenset(nxt))
+        row = auto.first_rows[sid] if first else auto.rows[sid]
+        row[key] = result = (auto.rows[nsid], self._distinct(events))
         return result
 
     def _distinct(self, events: list) -> tuple:
@@ -354,14 +378,14 @@ class RuleSet:
                 else:
                     self._visit((0, target, rs, mb, me, False, "+", rank + (_R_RUN,)), ch, first, nxt, events)
 
-    def _final_events(self, sid: int) -> tuple:
+    def _final_events(self, auto: _Automaton, sid: int) -> tuple:
         """Matches completed at the end of the text, from the threads of state ``sid``."""
         events: list = []
-        for th in self._state_threads[sid]:
+        for th in auto.threads[sid]:
             if th[0] == 1:
                 th = (0, th[1], th[2], th[3], th[4], False, "+", th[7])
             self._visit_end(th, events)
-        self._final[sid] = result = self._distinct(events)
+        auto.final[sid] = result = self._distinct(events)
         return result
 
     def _visit_end(self, call, events: list) -> None:
@@ -388,8 +412,15 @@ class RuleSet:
         end node)``. A match's span is its group ``(...)`` if it has one, else the whole match."""
         if not text:
             return []
+        auto = self._auto
+        if len(auto.threads) > self.max_states:
+            with self._lock:
+                if self._auto is auto:
+                    self._auto = self._new_automaton()
+                    self.restarts += 1
+                auto = self._auto
         keys = text.translate(self._table)  # each character as its class's character
-        step = self._first_rows[0].get(keys[0]) or self._locked_step(0, self._classify(text[0]), True)
+        step = auto.first_rows[0].get(keys[0]) or self._locked_step(auto, 0, self._classify(text[0]), True)
         row, events = step
         ended = [(0, events)] if events else []
         p = 0
@@ -398,22 +429,22 @@ class RuleSet:
             step = row.get(ch)
             if step is None:
                 key = self._classify(text[p])
-                step = row.get(key) or self._locked_step(row[None], key, False)
+                step = row.get(key) or self._locked_step(auto, row[None], key, False)
             row, events = step
             if events:
                 ended.append((p, events))
-        final = self._final.get(row[None])
+        final = auto.final.get(row[None])
         if final is None:
             with self._lock:
-                final = self._final_events(row[None])
+                final = self._final_events(auto, row[None])
         ended.append((len(text), final))
         found = [(p + rs, rank, p + b, p + e, k) for p, events in ended for rs, rank, b, e, k in events]
         found.sort(key=lambda m: (m[0], m[1]))
         return found
 
-    def _locked_step(self, sid: int, key: str, first: bool):
+    def _locked_step(self, auto: _Automaton, sid: int, key: str, first: bool):
         with self._lock:
-            return self._step(sid, key, first)
+            return self._step(auto, sid, key, first)
 
     def marks(self, text: str) -> dict[str, list[tuple[int, int]]]:
         """The spans each rule name keeps after overlapping matches are resolved and negative

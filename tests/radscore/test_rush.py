@@ -155,3 +155,16 @@ def test_sentences_equal_the_released_packages(which, released_python, splitter,
     for d in result["differences"][:5]:
         print(json.dumps(d, ensure_ascii=False))
     assert len(texts) >= 400 and result["identical_share"] >= SHARE
+
+
+def test_the_automaton_starts_over_past_its_state_cap_with_the_same_sentences(splitter):
+    """Memory stays bounded: past ``max_states`` the automaton is rebuilt, sentences unchanged."""
+    capped = rush.RushSplitter(rush.RuleSet.from_file(splitter.source.path, max_states=60))
+    texts = report_texts(300, seed=7)
+    sizes = []
+    for text in texts:
+        assert capped(text) == splitter(text)
+        sizes.append(capped.rules.n_states)
+    assert capped.rules.restarts > 0
+    assert splitter.rules.n_states > 60  # the uncapped one kept growing on the same texts
+    assert max(sizes) < 60 + max(len(t) for t in texts)  # at most one text's new states above the cap
