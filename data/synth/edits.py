@@ -290,6 +290,10 @@ def _comparison(lex: Lexicon, i: int, a: int, b: int, text: str, placement: str,
                   + ((("finding", finding),) if finding else ()))
 
 
+# Words after which a modifier can open a noun phrase ("with [a] new effusion"); a finding after
+# anything else (a verb: "is elevated") gets no modifier.
+MODIFIER_AFTER = frozenset({"a", "an", "the", "with", "of", "for", "and", "including", "shows",
+                            "demonstrates", "reveals"})
 _ARTICLE_BEFORE = re.compile(r"(?<![\w-])(an?|An?) $")
 
 
@@ -336,7 +340,8 @@ def _slot_comparisons(lex: Lexicon, i: int, slot, modality: str) -> list[Option]
 
 def _modifier_options(lex: Lexicon, i: int, slot, sp) -> list[Option]:
     """A change or stability modifier right before the present finding ``sp`` ("new small
-    effusion"); an article before it is made to agree ("an enlarging", "a new")."""
+    effusion"), at the start of the sentence or after a word of :data:`MODIFIER_AFTER`; an
+    article before it is made to agree ("an enlarging", "a new")."""
     out = []
     head = HEADER.match(slot.text)
     at = head.end() if head else 0
@@ -350,6 +355,9 @@ def _modifier_options(lex: Lexicon, i: int, slot, sp) -> list[Option]:
             out.append(_comparison(lex, i, sp.start, sp.end, new, "before", word,
                                    spans=((len(new) - len(body), len(new), sp.type),), finding=text))
             continue
+        before = slot.text[at:sp.start].split()
+        if not before or before[-1].lower() not in MODIFIER_AFTER:
+            continue  # "is [elevated]" must not become "is worsening elevated"
         art = _ARTICLE_BEFORE.search(slot.text, 0, sp.start)
         a = art.start() if art else sp.start
         if not slot.free(a, sp.start) or slot.crosses_span(a, sp.start):

@@ -230,13 +230,16 @@ class Generator:
             rep = next(refs)
             # matched edit counts: the opposite rewrite is one flip plus one meaning-preserving
             # rewrite fewer than the synonym rewrite has, so both change as many places
+            # both sides may also insert a pertinent negative (same split side, anatomy and
+            # modality), so that counting negation cues does not tell them apart
+            negatives = self._donors(rep, rng, table=self.negatives)
             syn, opp = Draft.from_report(rep), Draft.from_report(rep)
-            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3))
+            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3), negatives=negatives)
             if not n_syn:
                 continue
             if not add_from(opp, 1, rng, self.lex, [R.find_opposites]):
                 continue
-            meaning_preserving(opp, rng, self.lex, n_syn - 1)
+            meaning_preserving(opp, rng, self.lex, n_syn - 1, negatives=negatives)
             s, o = syn.finalize(), opp.finalize()
             out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
                         "original": syn.reference, "synonym": s["candidate"], "opposite": o["candidate"],

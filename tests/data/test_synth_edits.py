@@ -146,6 +146,8 @@ def test_added_comparisons_vary_in_wording_and_position():
     assert e["weight_class"] == "major"
     _, e = run(rep, E.find_add_comparison, slot=0, placement="opening", phrase="Compared with the prior study")
     assert e["weight_class"] == "minor"  # names the prior study, states no change
+    verb = Draft.from_report(report(["[Velocities|ANATOMY] are [elevated|ABNORMALITY] in the [ICA|ANATOMY]."]))
+    assert not [o for o in E.find_add_comparison(verb, LEX) if dict(o.detail)["placement"] == "before"]
 
 
 def test_no_change_phrase_for_normal_statements_and_no_second_comparison():
