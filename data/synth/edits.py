@@ -163,8 +163,9 @@ def slot_cached(fn):
         if hit is None:
             if len(cache) > 20000:
                 cache.clear()
-            hit = cache[key] = fn(lex, i, slot, *extra)
-        return hit
+            # the entry holds the lexicon itself, so its id cannot be reused while cached
+            hit = cache[key] = (lex, fn(lex, i, slot, *extra))
+        return hit[1]
 
     wrapper.__wrapped__ = fn
     return wrapper
