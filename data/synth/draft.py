@@ -33,6 +33,12 @@ CATEGORY_NAMES = {
 }
 
 
+# Clinical weight of an edit (the one model of data.synth.edits): 0 for a rewrite or typo (no
+# error), then minor < major < critical; an error is clinically significant iff weight >= MAJOR.
+MINOR, MAJOR, CRITICAL = 1, 2, 3
+WEIGHT_CLASSES = {0: "none", MINOR: "minor", MAJOR: "major", CRITICAL: "critical"}
+
+
 class EditConflict(ValueError):
     """An edit that would overlap an earlier edit or cut through an entity span."""
 
@@ -202,10 +208,11 @@ class Draft:
         return [s for s in self.slots if s.deleted_by is None]
 
     def new_edit(self, kind: str, category: int | None, significant: bool, why: str,
-                 section: str, **detail) -> int:
+                 section: str, weight: int = 0, **detail) -> int:
         self.edits.append({
             "id": len(self.edits), "kind": kind, "category": category,
             "category_name": CATEGORY_NAMES.get(category), "significant": bool(significant),
+            "weight": int(weight), "weight_class": WEIGHT_CLASSES[int(weight)],
             "why": why, "section": section, "detail": detail,
         })
         return len(self.edits) - 1
@@ -307,13 +314,14 @@ class Option:
     section: str = ""
     other: int | None = None
     detail: tuple = ()
+    weight: int = 0  # MINOR / MAJOR / CRITICAL for an error, 0 otherwise
 
 
 def apply(draft: Draft, option: Option) -> int:
     """Make ``option`` on ``draft``; returns the new edit's id (raises :class:`EditConflict`)."""
     section = option.section or draft.slots[option.slot].section
     edit = draft.new_edit(option.kind, option.category, option.significant, option.why,
-                          section, **dict(option.detail))
+                          section, option.weight, **dict(option.detail))
     try:
         if option.op == "replace":
             draft.slots[option.slot].replace(option.start, option.end, option.text, edit,

@@ -5,28 +5,57 @@ the current draft; the generator picks one with its seeded ``random.Random`` and
 makes it. Only sentences that come from the reference are edited (never an inserted one), and
 never text that an earlier edit already changed.
 
-Clinically significant rule (each option's ``why`` says which clause decided it). An error is
-significant when it changes whether, where or how severely a *present finding* (an ABNORMALITY or
-DISEASE span) is reported, or invents or hides a change over time:
+Clinical weight model (one model for every error; each option's ``why`` says which clause
+decided it). What an edit *changes*, not how much text it touches, decides its weight:
+
+- **critical (3)**: the edit changes whether, where or how severely a *critical finding* is present
+  (a finding of ``data/lexicons/critical.yaml``: pneumothorax, free air, aortic dissection,
+  intracranial hemorrhage, ...), or moves or flips the position of a tube or line (a sentence naming
+  a device whose only present finding, if any, is a position status: "in satisfactory position"
+  <-> "malpositioned", a laterality or site swap, a tip distance scaled beyond the size threshold);
+- **major (2)**: the same kinds of change for any other present finding (ABNORMALITY or DISEASE
+  span), or a comparison describing a change added or removed;
+- **minor (1)**: everything else that is still an error: a normal or negated statement omitted,
+  a location or size changed in a sentence without a present finding, a severity or size change
+  below the threshold, a comparison stating stability (or only naming the prior study) added or
+  removed, and any change to *incidental* findings only (degenerative changes, granulomas,
+  atherosclerotic calcification, ...: ``incidental`` of ``critical.yaml``), however long the text.
+
+A change of a present finding means: the finding is added (category 1, a whole sentence inserted,
+or a negated finding un-negated), removed (category 2, its sentence deleted or the finding
+negated), moved (category 3), or re-graded beyond the threshold (category 4). A sentence or a
+flipped list weighs as its heaviest present finding. An error is **clinically significant** (the
+ReXVal flag) iff its weight is major or critical. So a large edit can be trivial (an inserted
+"Mild degenerative changes of the thoracic spine." is minor) and a one-word edit critical ("left"
+-> "right" in "Small left pneumothorax.", a dropped "No" before "pneumothorax"). Meaning-preserving
+rewrites and typos weigh 0.
+
+Per kind:
 
 1. false prediction, kind ``insert_finding``: a sentence with a present finding, taken from another
-   report of the same corpus anatomy, is inserted: always significant.
+   report of the same split side, anatomy and (where possible) modality, is inserted: weight of its
+   heaviest present finding.
 2. omission, kind ``remove_finding``: a reference sentence with a finding and no comparison (so
-   that no uncounted category-6 error comes with it) is deleted: significant
-   iff it holds an ABNORMALITY or DISEASE span; a sentence of only normal or negated statements
-   (NON-* spans) is an insignificant omission.
+   that no uncounted category-6 error comes with it) is deleted: weight of its heaviest present
+   finding; minor when it holds only normal or negated statements (NON-* spans).
 3. location, kinds ``laterality`` / ``site``: a laterality word, an opposite positional word or a
-   site from the anatomy's site groups is swapped inside an entity span: significant iff the
-   sentence holds a present finding.
+   site from the anatomy's site groups is swapped inside an entity span: critical in a device
+   sentence, else the weight of the sentence's heaviest present finding, minor without one.
 4. severity, kinds ``severity`` / ``size``: a grade word inside an ABNORMALITY/DISEASE span moves
-   on its ladder (significant iff it moves >= 2 rungs or the ladder has two rungs); a measurement
-   is scaled (significant iff the ratio is >= 1.5 and the sentence holds a present finding).
-5. comparison added, kind ``add_comparison``: significant iff the phrase describes a change
-   ("increased compared with the prior study"); a stability phrase ("unchanged from ...") is not.
+   on its ladder (beyond the threshold when it moves >= 2 rungs or the ladder has two rungs: then
+   the weight of that finding, else minor); a measurement is scaled (beyond the threshold when the
+   ratio is >= 1.5: critical in a device sentence, else the weight of the sentence's heaviest
+   present finding; minor otherwise).
+5. comparison added, kind ``add_comparison``: major iff the phrase describes a change
+   ("increased since the prior CT", "new", "enlarging"), minor for stability or a bare mention
+   ("unchanged from the prior study", "stable", "Compared with the prior study, ..."). Wording and
+   position vary: a clause at the end of the sentence, a parenthesis right after a present
+   finding, a modifier before it ("new small effusion"), or an opening phrase.
 6. comparison omitted, kind ``remove_comparison``: a comparison clause, or a sentence that is only
-   a comparison statement, is removed: significant iff the removed text describes a change.
+   a comparison statement, is removed: major iff the removed text describes a change, else minor.
 The opposite rewrites of :mod:`data.synth.rewrites` (negate, unnegate, antonym) are errors of
-categories 2 and 1 and always significant: a finding's presence flips.
+categories 2 and 1 (a finding's presence flips): the weight of the heaviest flipped finding
+(critical for a device status flip).
 """
 
 from __future__ import annotations
@@ -34,11 +63,58 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from data.synth.draft import FINDING, POSITIVE, Draft, Option
+from data.synth.draft import CRITICAL, FINDING, MAJOR, MINOR, POSITIVE, WEIGHT_CLASSES, Draft, Option
 from data.synth.lexicon import Lexicon
 
 WHY_POSITIVE = "the sentence holds a present finding (ABNORMALITY/DISEASE)"
 WHY_NO_POSITIVE = "the sentence holds no present finding (only normal/negated statements or anatomy)"
+WHY_DEVICE = "the sentence states where a tube or line lies (a misplaced device is critical)"
+
+
+# -- the clinical weight model (module doc) --------------------------------------------------------
+def finding_weight(lex: Lexicon, text: str) -> int:
+    """CRITICAL for a critical finding's text, MINOR for an incidental one, else MAJOR."""
+    if lex.critical.search(text):
+        return CRITICAL
+    if lex.incidental.search(text):
+        return MINOR
+    return MAJOR
+
+
+def is_device_sentence(lex: Lexicon, text: str, entities) -> bool:
+    """True when ``text`` names a tube or line and its only present findings (``entities``:
+    ``(text, type)`` pairs) are position statuses ("malpositioned")."""
+    return bool(lex.devices.search(text)) and all(
+        lex.device_status.search(t) for t, ty in entities if ty in POSITIVE)
+
+
+def present_weight(lex: Lexicon, entities) -> int:
+    """The weight of the heaviest present finding among ``(text, type)`` pairs; 0 without one."""
+    return max((finding_weight(lex, t) for t, ty in entities if ty in POSITIVE), default=0)
+
+
+def slot_entities(slot) -> list[tuple[str, str]]:
+    return [(slot.span_text(sp), sp.type) for sp in slot.spans]
+
+
+def weighed(weight: int, why: str) -> tuple[int, bool, str]:
+    """``(weight, significant, why)`` with the weight class named in ``why``."""
+    return weight, weight >= MAJOR, f"{WEIGHT_CLASSES[weight]}: {why}"
+
+
+def location_weight(lex: Lexicon, slot) -> tuple[int, bool, str]:
+    """Weight of moving something in ``slot`` (a location swap, a size beyond the threshold)."""
+    ents = slot_entities(slot)
+    if is_device_sentence(lex, slot.text, ents):
+        return weighed(CRITICAL, WHY_DEVICE)
+    w = present_weight(lex, ents)
+    if not w:
+        return weighed(MINOR, WHY_NO_POSITIVE)
+    return weighed(w, WHY_POSITIVE + _which(w))
+
+
+def _which(weight: int) -> str:
+    return {CRITICAL: ", a critical finding", MINOR: ", incidental findings only"}.get(weight, "")
 _SIZE = r"(?<![\w.])(\d+(?:\.\d+)?)(?=\s*(?:{units})\b)"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 # First words that point back to an earlier sentence: such a sentence is never moved or inserted.
@@ -73,17 +149,38 @@ def match_case(source: str, replacement: str) -> str:
     return replacement
 
 
+def slot_cached(fn):
+    """Memoise a per-sentence option finder ``fn(lex, i, slot, *extra)``: its options depend only
+    on the lexicon, the slot's index, text, spans and earlier changes (and ``extra``), so a
+    sentence that no edit touched is not searched again after every edit. Options are immutable;
+    the result is the same list either way (generation stays byte-identical)."""
+    cache: dict = {}
+
+    def wrapper(lex, i, slot, *extra):
+        key = (id(lex), i, slot.text, slot.section, tuple((sp.start, sp.end, sp.type) for sp in slot.spans),
+               tuple((c.start, c.end) for c in slot.changes), extra)
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) > 20000:
+                cache.clear()
+            # the entry holds the lexicon itself, so its id cannot be reused while cached
+            hit = cache[key] = (lex, fn(lex, i, slot, *extra))
+        return hit[1]
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
 def editable(draft: Draft):
     """``(index, slot)`` of live sentences that come from the reference."""
     return [(i, s) for i, s in enumerate(draft.slots)
             if s.deleted_by is None and s.inserted_by is None and s.ref_index is not None]
 
 
-def _swap_options(draft: Draft, groups, kind: str) -> list[Option]:
+def _swap_options(draft: Draft, lex: Lexicon, groups, kind: str) -> list[Option]:
     out = []
     for i, slot in editable(draft):
-        significant = slot.has(*POSITIVE)
-        why = WHY_POSITIVE if significant else WHY_NO_POSITIVE
+        weight, significant, why = location_weight(lex, slot)
         for sp in slot.spans:
             segment = slot.span_text(sp)
             low = segment.lower()
@@ -100,18 +197,19 @@ def _swap_options(draft: Draft, groups, kind: str) -> list[Option]:
                                 continue
                             new = match_case(m.group(), other)
                             out.append(Option(kind, 3, significant, why, i, start=a, end=b,
-                                              text=new, detail=(("from", m.group()), ("to", new))))
+                                              text=new, detail=(("from", m.group()), ("to", new)),
+                                              weight=weight))
     return out
 
 
 def find_laterality(draft: Draft, lex: Lexicon) -> list[Option]:
     """Category 3: swap left/right (and the like) inside an entity span."""
-    return _swap_options(draft, lex.laterality, "laterality")
+    return _swap_options(draft, lex, lex.laterality, "laterality")
 
 
 def find_site(draft: Draft, lex: Lexicon) -> list[Option]:
     """Category 3: swap an opposite position word or a site of the report's anatomy."""
-    return _swap_options(draft, lex.position + lex.site_groups(draft.anatomy), "site")
+    return _swap_options(draft, lex, lex.position + lex.site_groups(draft.anatomy), "site")
 
 
 def find_severity(draft: Draft, lex: Lexicon) -> list[Option]:
@@ -135,12 +233,16 @@ def find_severity(draft: Draft, lex: Lexicon) -> list[Option]:
                     if rung == here:
                         continue
                     steps = abs(rung - here)
-                    significant = steps >= lex.significant_steps or len(ladder) == 2
-                    why = (f"moves {steps} rung(s) on the ladder {list(ladder)}; significant when "
-                           f">= {lex.significant_steps} rungs or on a two-rung ladder")
+                    beyond = steps >= lex.significant_steps or len(ladder) == 2
+                    fw = finding_weight(lex, slot.span_text(sp))
+                    weight, significant, why = weighed(fw if beyond else MINOR, (
+                        f"moves {steps} rung(s) on the ladder {list(ladder)}; beyond the threshold "
+                        f"when >= {lex.significant_steps} rungs or on a two-rung ladder"
+                        + (_which(fw) if beyond else "")))
                     new = match_case(m.group(), word)
                     out.append(Option("severity", 4, significant, why, i, start=a, end=b, text=new,
-                                      detail=(("from", m.group()), ("to", new), ("steps", steps))))
+                                      detail=(("from", m.group()), ("to", new), ("steps", steps)),
+                                      weight=weight))
     return out
 
 
@@ -155,7 +257,7 @@ def find_size(draft: Draft, lex: Lexicon) -> list[Option]:
     pattern = re.compile(_SIZE.format(units="|".join(map(re.escape, lex.size_units))))
     out = []
     for i, slot in editable(draft):
-        positive = slot.has(*POSITIVE)
+        moved = location_weight(lex, slot)
         for m in pattern.finditer(slot.text):
             a, b = m.span(1)
             if not slot.free(a, b) or slot.crosses_span(a, b):
@@ -167,31 +269,115 @@ def find_size(draft: Draft, lex: Lexicon) -> list[Option]:
                 if float(new) <= 0 or float(new) == float(old):
                     continue
                 ratio = max(float(new) / float(old), float(old) / float(new))
-                significant = positive and ratio >= lex.size_significant_ratio
-                why = (f"size ratio {ratio:.2f} (significant when >= {lex.size_significant_ratio} "
-                       f"and {WHY_POSITIVE})" + ("" if positive else f"; {WHY_NO_POSITIVE}"))
+                head = f"size ratio {ratio:.2f} (beyond the threshold when >= {lex.size_significant_ratio})"
+                if ratio >= lex.size_significant_ratio:
+                    weight, significant, why = moved[0], moved[1], f"{moved[2]}; {head}"
+                else:
+                    weight, significant, why = weighed(MINOR, head)
                 out.append(Option("size", 4, significant, why, i, start=a, end=b, text=new,
-                                  detail=(("from", old), ("to", new), ("ratio", round(ratio, 3)))))
+                                  detail=(("from", old), ("to", new), ("ratio", round(ratio, 3))),
+                                  weight=weight))
     return out
+
+
+def _comparison(lex: Lexicon, i: int, a: int, b: int, text: str, placement: str, phrase: str,
+                spans=None, finding: str | None = None) -> Option:
+    change = bool(lex.change_words.search(phrase))
+    weight, significant, why = weighed(MAJOR if change else MINOR, (
+        "the added comparison describes a change" if change
+        else "the added comparison states stability or only names a prior study"))
+    return Option("add_comparison", 5, significant, why, i, start=a, end=b, text=text, spans=spans,
+                  weight=weight, detail=(("phrase", phrase), ("placement", placement))
+                  + ((("finding", finding),) if finding else ()))
+
+
+# Words after which a modifier can open a noun phrase ("with [a] new effusion"); a finding after
+# anything else (a verb: "is elevated") gets no modifier.
+MODIFIER_AFTER = frozenset({"a", "an", "the", "with", "of", "for", "and", "including", "shows",
+                            "demonstrates", "reveals"})
+_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(an?|An?) $")
 
 
 def find_add_comparison(draft: Draft, lex: Lexicon) -> list[Option]:
-    """Category 5: append a comparison phrase to a sentence that has none."""
+    """Category 5: add a comparison to a sentence that has none, worded and placed in one of the
+    ways of ``comparisons.yaml`` (``placement``: ``end``, ``after`` a present finding, a modifier
+    ``before`` it, or an ``opening``)."""
     out = []
     for i, slot in editable(draft):
-        if not slot.spans or has_match(lex.comparison_markers, slot.text):
-            continue
-        pos = len(slot.text) - 1 if slot.text[-1:] in ".;:!?" else len(slot.text)
-        if not slot.free(pos, pos):
-            continue
-        phrases = (lex.add_change if slot.has(*POSITIVE) else ()) + lex.add_stable
-        for phrase in phrases:
-            significant = bool(lex.change_words.search(phrase))
-            why = ("the added comparison describes a change" if significant
-                   else "the added comparison states stability (no change)")
-            out.append(Option("add_comparison", 5, significant, why, i, start=pos, end=pos,
-                              text=", " + phrase, detail=(("phrase", phrase),)))
+        out += _slot_comparisons(lex, i, slot, draft.modality)
     return out
+
+
+@slot_cached
+def _slot_comparisons(lex: Lexicon, i: int, slot, modality: str) -> list[Option]:
+    if not slot.spans or has_match(lex.comparison_markers, slot.text):
+        return []
+    priors = lex.prior_phrases(modality)
+    out = []
+    present = [sp for sp in sorted(slot.spans, key=lambda sp: sp.start) if sp.type in POSITIVE]
+    clauses = (lex.add_change if present else ()) + lex.add_stable
+    filled = [t.replace("{prior}", priors[(k + i) % len(priors)]) for k, t in enumerate(clauses)]
+    pos = len(slot.text) - 1 if slot.text[-1:] in ".;:!?" else len(slot.text)
+    if slot.free(pos, pos):
+        out += [_comparison(lex, i, pos, pos, ", " + c, "end", c) for c in filled]
+    for sp in present:
+        if slot.text[sp.end:].strip(" .;:!?") and slot.text[sp.end:sp.end + 1] in " ,":
+            if slot.free(sp.end, sp.end):
+                out += [_comparison(lex, i, sp.end, sp.end, f" ({c})", "after", c,
+                                    finding=slot.span_text(sp)) for c in filled]
+        out += _modifier_options(lex, i, slot, sp)
+    head = HEADER.match(slot.text)
+    at = head.end() if head else 0
+    first = slot.text[at:].split(" ", 1)[0]
+    if (first[:1].isupper() and first[1:] == first[1:].lower() and slot.free(at, at + 1)
+            and not any(sp.start <= at < sp.end for sp in slot.spans)):
+        for t in lex.openings:
+            for prior in priors:
+                phrase = t.replace("{prior}", prior)
+                out.append(_comparison(lex, i, at, at + 1, phrase + slot.text[at].lower(),
+                                       "opening", phrase.strip(" ,")))
+    return out
+
+
+def _modifier_options(lex: Lexicon, i: int, slot, sp) -> list[Option]:
+    """A change or stability modifier right before the present finding ``sp`` ("new small
+    effusion"), at the start of the sentence or after a word of :data:`MODIFIER_AFTER`; an
+    article before it is made to agree ("an enlarging", "a new")."""
+    out = []
+    head = HEADER.match(slot.text)
+    at = head.end() if head else 0
+    text = slot.span_text(sp)
+    for word in lex.modifiers_change + lex.modifiers_stable:
+        if sp.start == at:  # the finding opens the sentence: the modifier takes its capital
+            if not slot.free(sp.start, sp.end):
+                continue
+            body = _lower_word(text)
+            new = word[0].upper() + word[1:] + " " + body
+            out.append(_comparison(lex, i, sp.start, sp.end, new, "before", word,
+                                   spans=((len(new) - len(body), len(new), sp.type),), finding=text))
+            continue
+        before = slot.text[at:sp.start].split()
+        if not before or before[-1].lower() not in MODIFIER_AFTER:
+            continue  # "is [elevated]" must not become "is worsening elevated"
+        art = _ARTICLE_BEFORE.search(slot.text, 0, sp.start)
+        a = art.start() if art else sp.start
+        if not slot.free(a, sp.start) or slot.crosses_span(a, sp.start):
+            continue
+        new = word + " "
+        if art:
+            article = "an" if word[0] in "aeiou" else "a"
+            new = match_case(art.group(1), article) + " " + new
+        out.append(_comparison(lex, i, a, sp.start, new, "before", word, finding=text))
+    return out
+
+
+def _lower_word(text: str) -> str:
+    """``text`` with its first word lower-cased unless that word is an acronym ("CT", "IVC")."""
+    word = re.match(r"[\w'-]*", text).group()
+    letters = word.replace("-", "").replace("'", "")
+    if word[:1].isupper() and letters[1:] == letters[1:].lower():
+        return text[0].lower() + text[1:]
+    return text
 
 
 def find_remove_comparison(draft: Draft, lex: Lexicon) -> list[Option]:
@@ -208,18 +394,20 @@ def find_remove_comparison(draft: Draft, lex: Lexicon) -> list[Option]:
                     continue
                 seen.add((a, b))
                 removed = slot.text[a:b]
-                significant = bool(lex.change_words.search(removed))
-                why = ("the removed comparison describes a change" if significant
-                       else "the removed comparison states stability or only names the prior study")
+                change = bool(lex.change_words.search(removed))
+                weight, significant, why = weighed(MAJOR if change else MINOR, (
+                    "the removed comparison describes a change" if change
+                    else "the removed comparison states stability or only names the prior study"))
                 out.append(Option("remove_comparison", 6, significant, why, i, start=a, end=b,
-                                  text="", detail=(("removed", removed.strip(" ,")),)))
+                                  text="", detail=(("removed", removed.strip(" ,")),), weight=weight))
         if (slot.untouched() and not slot.has(*FINDING) and lex.sentence_markers.search(slot.text)
                 and len(draft.live()) > 1):
-            significant = bool(lex.change_words.search(slot.text))
-            why = ("the removed comparison sentence describes a change" if significant
-                   else "the removed comparison sentence states stability")
+            change = bool(lex.change_words.search(slot.text))
+            weight, significant, why = weighed(MAJOR if change else MINOR, (
+                "the removed comparison sentence describes a change" if change
+                else "the removed comparison sentence states stability"))
             out.append(Option("remove_comparison", 6, significant, why, i, op="delete",
-                              detail=(("removed", slot.text),)))
+                              detail=(("removed", slot.text),), weight=weight))
     return out
 
 
@@ -230,11 +418,12 @@ def find_remove_finding(draft: Draft, lex: Lexicon) -> list[Option]:
     out = []
     for i, slot in editable(draft):
         if slot.untouched() and slot.has(*FINDING) and not has_match(lex.comparison_markers, slot.text):
-            significant = slot.has(*POSITIVE)
-            why = ("the removed sentence holds a present finding (ABNORMALITY/DISEASE)" if significant
-                   else "the removed sentence holds only normal/negated statements (NON-* spans)")
+            w = present_weight(lex, slot_entities(slot))
+            weight, significant, why = weighed(w or MINOR, (
+                "the removed sentence holds a present finding (ABNORMALITY/DISEASE)" + _which(w) if w
+                else "the removed sentence holds only normal/negated statements (NON-* spans)"))
             out.append(Option("remove_finding", 2, significant, why, i, op="delete",
-                              detail=(("removed", slot.text),)))
+                              detail=(("removed", slot.text),), weight=weight))
     return out
 
 
@@ -278,10 +467,17 @@ def find_insert_finding(draft: Draft, lex: Lexicon, donors) -> list[Option]:
     out = []
     for source, section, sent in usable_donors(
             draft, lex, donors, lambda s: [t for t, ty in s.entity_texts() if ty in POSITIVE]):
+        ents = sent.entity_texts()
+        if is_device_sentence(lex, sent.text, ents):
+            weight, significant, why = weighed(CRITICAL, "the inserted sentence reports a misplaced "
+                                               "tube or line absent from the reference")
+        else:
+            w = present_weight(lex, ents)
+            weight, significant, why = weighed(w, "the inserted sentence states a present finding "
+                                               "absent from the reference" + _which(w))
         for sec, idx in positions.items():
             for k in idx:
-                out.append(Option("insert_finding", 1, True,
-                                  "the inserted sentence states a present finding absent from the "
-                                  "reference", k, op="insert", sentence=sent, section=sec,
+                out.append(Option("insert_finding", 1, significant, why, k, op="insert",
+                                  sentence=sent, section=sec, weight=weight,
                                   detail=(("source", source), ("source_section", section))))
     return out

@@ -44,6 +44,7 @@ SAMPLES = REPO / "data" / "samples"
 DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
 DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2": 600, "bleurt": 600}
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
+TASK2_ERRORS = REXVAL_ERRORS  # Task 2: the same, whatever the report's length
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
 
@@ -208,14 +209,16 @@ class Generator:
                 break
             rep = next(refs)
             n_find = sum(1 for s in rep.sentences for e in s.entities if e.type in FINDING)
-            # as many meaning-preserving rewrites as errors can be (both scale with the report)
-            cand = self.candidate(rep, rng, rng.randint(0, max(1, n_find)),
-                                  n_meaning=rng.randint(0, max(1, n_find)))
+            # error and rewrite counts drawn independently of the report's length (a long report
+            # does not get more errors), the score from the errors' clinical weights
+            cand = self.candidate(rep, rng, rng.choice(TASK2_ERRORS))
             if cand is None:
                 continue
-            share, score = task2_score(n_find, cand["edits"])
+            kept, score = task2_score(cand["edits"])
             cand.update(id=f"task2-{len(out):05d}", split=self.split.synthetic_side(rep.id),
-                        labels={"findings": n_find, "share_correct": share, "Score": score})
+                        labels={"findings": n_find, "weights": [e["weight"] for e in cand["edits"]
+                                                                if e["category"] is not None],
+                                "kept": kept, "Score": score})
             out.append(cand)
         return out
 
@@ -227,13 +230,16 @@ class Generator:
             rep = next(refs)
             # matched edit counts: the opposite rewrite is one flip plus one meaning-preserving
             # rewrite fewer than the synonym rewrite has, so both change as many places
+            # both sides may also insert a pertinent negative (same split side, anatomy and
+            # modality), so that counting negation cues does not tell them apart
+            negatives = self._donors(rep, rng, table=self.negatives)
             syn, opp = Draft.from_report(rep), Draft.from_report(rep)
-            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3))
+            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3), negatives=negatives)
             if not n_syn:
                 continue
             if not add_from(opp, 1, rng, self.lex, [R.find_opposites]):
                 continue
-            meaning_preserving(opp, rng, self.lex, n_syn - 1)
+            meaning_preserving(opp, rng, self.lex, n_syn - 1, negatives=negatives)
             s, o = syn.finalize(), opp.finalize()
             out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
                         "original": syn.reference, "synonym": s["candidate"], "opposite": o["candidate"],

@@ -21,11 +21,14 @@ Rules (also stated in ``SYNTHETIC_README.md`` of every generated set):
   potential errors = max(entities in the reference sentence, entities in the candidate sentence)
   + the number of comparison edits (categories 5-6: comparisons are not entities), and never
   fewer than the errors or 1; rating = ``1 - errors / potential``.
-- **RaTE-Eval Task 2** (paragraph pairs): findings = finding spans of the reference (ABNORMALITY,
-  DISEASE, NON-*) + category-1 edits (each adds a finding statement); weighted errors = category
-  1-6 edits, 1 each when significant and 0.5 when not; share of correct findings =
-  ``max(0, 1 - weighted errors / findings)``; score = ``round(20 * share) / 4`` (0-5 in steps of
-  0.25; 5 = all correct).
+- **RaTE-Eval Task 2** (paragraph pairs): the clinical weights of :mod:`data.synth.edits` decide
+  the score, not the number of findings or the amount of changed text. Each category 1-6 error
+  independently takes away a share of the report's value, ``HARM`` by weight: minor 0.05, major
+  0.25, critical 0.70 (our choice: one critical error costs more than four major ones, and twenty
+  minor ones cost about as much as one critical); kept = the product of ``1 - HARM`` over the
+  errors; score = ``round(20 * kept) / 4`` (0-5 in steps of 0.25; 5 = no error). So one critical
+  error gives 1.5, one major 3.75, one minor 4.75, and the score is the same for a short and a
+  long report with the same errors. Rewrites and typos (weight 0) cost nothing.
 - **Simulated ReXVal raters** (:class:`RaterNoise`): each rater sees every true error and misses
   it with probability ``miss``; a counted error's significance is flipped with probability
   ``flip_significance``; with probability ``spurious`` the rater adds one error of a uniformly
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 
 from data.clinical_bleurt import BLEURT_WEIGHTS, clinical_bleurt_quality  # noqa: F401 (re-exported)
 from data.ratings import MRSCORE, RADCLIQ
+from data.synth.draft import CRITICAL, MAJOR, MINOR
 
 TYPO_KINDS = ("spelling", "grammar")
 
@@ -93,13 +97,17 @@ def task1_rating(n_ref_entities: int, n_cand_entities: int, edits) -> tuple[int,
     return len(errs), potential, 1.0 - len(errs) / potential
 
 
-def task2_score(n_ref_findings: int, edits) -> tuple[float, float]:
-    """``(share of correct findings, 0-5 score in steps of 0.25)`` (rule in the module doc)."""
-    errs = errors_of(edits)
-    findings = n_ref_findings + sum(1 for e in errs if e["category"] == 1)
-    weighted = sum(1.0 if e["significant"] else 0.5 for e in errs)
-    share = max(0.0, 1.0 - weighted / max(findings, 1))
-    return share, round(20 * share) / 4
+# Task 2: the share of a report's value that one error of each clinical weight takes away.
+HARM = {MINOR: 0.05, MAJOR: 0.25, CRITICAL: 0.70}
+
+
+def task2_score(edits) -> tuple[float, float]:
+    """``(kept share of the report's value, 0-5 score in steps of 0.25)`` (rule in the module
+    doc): the product of ``1 - HARM[weight]`` over the errors."""
+    kept = 1.0
+    for e in errors_of(edits):
+        kept *= 1.0 - HARM[e["weight"]]
+    return kept, round(20 * kept) / 4
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 LEXICON_DIR = Path(__file__).resolve().parents[1] / "lexicons"
-FILES = ("synonyms", "location", "severity", "comparisons", "negation", "spelling")
+FILES = ("synonyms", "location", "severity", "comparisons", "negation", "spelling", "critical")
 
 
 class LexiconError(ValueError):
@@ -46,8 +46,13 @@ class Lexicon:
     size_factors: tuple[float, ...]
     size_significant_ratio: float
     comparison_markers: re.Pattern
-    add_change: tuple[str, ...]
+    add_change: tuple[str, ...]  # clause templates with {prior}
     add_stable: tuple[str, ...]
+    modifiers_change: tuple[str, ...]
+    modifiers_stable: tuple[str, ...]
+    openings: tuple[str, ...]
+    priors: tuple[str, ...]  # with {exam}
+    exams: dict  # modality -> word; "default"
     remove_clauses: tuple[re.Pattern, ...]
     sentence_markers: re.Pattern
     change_words: re.Pattern
@@ -58,6 +63,15 @@ class Lexicon:
     spelling_min_length: int
     agreement: tuple[tuple[str, str], ...]
     articles: tuple[str, ...]
+    critical: re.Pattern  # critical.yaml: finding phrases that weigh most
+    incidental: re.Pattern  # findings whose errors weigh least
+    devices: re.Pattern  # tubes and lines
+    device_status: re.Pattern  # position statements of a tube or line
+
+    def prior_phrases(self, modality: str) -> tuple[str, ...]:
+        """The ``priors`` with ``{exam}`` filled in for ``modality``."""
+        exam = self.exams.get(modality, self.exams["default"])
+        return tuple(p.replace("{exam}", exam) for p in self.priors)
 
     def site_groups(self, anatomy: str) -> tuple[tuple[str, ...], ...]:
         """Site groups for one corpus anatomy: its own groups, then the general ones."""
@@ -108,6 +122,20 @@ def _cues(value, where: str) -> tuple[Cue, ...]:
     return tuple(sorted(out, key=lambda c: -len(c.cue)))  # longest cue first
 
 
+def _phrases(value, where: str) -> re.Pattern:
+    """A whole-word, case-insensitive pattern matching any phrase of a non-empty list."""
+    if not isinstance(value, list) or not value or not all(isinstance(t, str) and t.strip() for t in value):
+        raise LexiconError(f"{where}: expected a non-empty list of phrases")
+    alternatives = "|".join(re.escape(t) for t in sorted(value, key=lambda t: (-len(t), t)))
+    return re.compile(r"(?<![\w-])(?:" + alternatives + r")(?![\w-])", re.IGNORECASE)
+
+
+def _templates(value: list, where: str) -> tuple[str, ...]:
+    if not value or not all(isinstance(t, str) and "{prior}" in t for t in value):
+        raise LexiconError(f"{where}: expected phrases that each contain {{prior}}")
+    return tuple(value)
+
+
 def _read(folder: Path, name: str) -> tuple[dict, str]:
     path = folder / f"{name}.yaml"
     if not path.is_file():
@@ -147,6 +175,7 @@ def _load_cached(folder: str) -> Lexicon:
     cmp_, w_cmp = d["comparisons"]
     neg, w_neg = d["negation"]
     spl, w_spl = d["spelling"]
+    crit, w_crit = d["critical"]
     sites_raw = _get(loc, "sites", dict, w_loc)
     sites = {str(k): _groups(v, f"{w_loc}: sites.{k}") for k, v in sites_raw.items()}
     sizes = _get(sev, "sizes", dict, w_sev)
@@ -155,6 +184,10 @@ def _load_cached(folder: str) -> Lexicon:
         raise LexiconError(f"{w_sev}: sizes.factors must be positive and different from 1")
     add = _get(cmp_, "add", dict, w_cmp)
     remove = _get(cmp_, "remove", dict, w_cmp)
+    mods = _get(add, "modifiers", dict, f"{w_cmp}: add")
+    exams = {str(k): str(v) for k, v in _get(add, "exams", dict, f"{w_cmp}: add").items()}
+    if "default" not in exams:
+        raise LexiconError(f"{w_cmp}: add.exams needs a 'default' entry")
     antonyms = _groups(_get(neg, "antonyms", list, w_neg), f"{w_neg}: antonyms")
     if any(len(a) != 2 for a in antonyms):
         raise LexiconError(f"{w_neg}: antonyms must be [NON-ABNORMALITY text, ABNORMALITY text] pairs")
@@ -170,8 +203,13 @@ def _load_cached(folder: str) -> Lexicon:
         size_factors=factors,
         size_significant_ratio=float(_get(sizes, "significant_ratio", (int, float), f"{w_sev}: sizes")),
         comparison_markers=_regex(_get(cmp_, "markers", str, w_cmp), f"{w_cmp}: markers"),
-        add_change=tuple(_get(add, "change", list, f"{w_cmp}: add")),
-        add_stable=tuple(_get(add, "stable", list, f"{w_cmp}: add")),
+        add_change=_templates(_get(add, "change", list, f"{w_cmp}: add"), f"{w_cmp}: add.change"),
+        add_stable=_templates(_get(add, "stable", list, f"{w_cmp}: add"), f"{w_cmp}: add.stable"),
+        modifiers_change=tuple(_get(mods, "change", list, f"{w_cmp}: add.modifiers")),
+        modifiers_stable=tuple(_get(mods, "stable", list, f"{w_cmp}: add.modifiers")),
+        openings=_templates(_get(add, "openings", list, f"{w_cmp}: add"), f"{w_cmp}: add.openings"),
+        priors=tuple(_get(add, "priors", list, f"{w_cmp}: add")),
+        exams=exams,
         remove_clauses=tuple(
             _regex(r, f"{w_cmp}: remove.clauses[{k}]")
             for k, r in enumerate(_get(remove, "clauses", list, f"{w_cmp}: remove"))
@@ -186,4 +224,8 @@ def _load_cached(folder: str) -> Lexicon:
         spelling_min_length=int(_get(spl, "min_length", int, w_spl)),
         agreement=tuple((a, b) for a, b in agreement),
         articles=tuple(_get(spl, "articles", list, w_spl)),
+        critical=_phrases(_get(crit, "critical", list, w_crit), f"{w_crit}: critical"),
+        incidental=_phrases(_get(crit, "incidental", list, w_crit), f"{w_crit}: incidental"),
+        devices=_phrases(_get(crit, "devices", list, w_crit), f"{w_crit}: devices"),
+        device_status=_phrases(_get(crit, "device_status", list, w_crit), f"{w_crit}: device_status"),
     )

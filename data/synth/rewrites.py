@@ -14,7 +14,11 @@
   removed (formatting only).
 - ``unnegate`` / ``negate`` / ``antonym`` (``data/lexicons/negation.yaml``): the opposite rewrites.
   They flip the type of at least one span (NON-X <-> X); as errors they are category 1 (a finding
-  appears) or 2 (a finding disappears), always clinically significant.
+  appears) or 2 (a finding disappears), weighed by the model of :mod:`data.synth.edits` (the
+  heaviest flipped finding; a tube's or line's position status is critical). The text stays
+  grammatical: an un-negated list is joined by "and" ("No X or Y." -> "There is X and Y."), a
+  negated one by "or"; "There are" for a plural first finding; "No X is seen." -> "X is seen.";
+  a "No " prefix lower-cases the first word without touching acronyms or hyphenated words.
 - ``spelling`` / ``grammar`` (``data/lexicons/spelling.yaml``): a typo in one word, a broken
   subject-verb agreement or a dropped article; no ReXVal category, no change of meaning.
 """
@@ -25,8 +29,11 @@ import re
 
 from data.annotation import tokenize_words
 from data.synth.draft import FLIP, NEGATED, POSITIVE, Draft, Option, Slot
-from data.synth.edits import (ANAPHORA, HEADER, editable, lowered, match_case, phrase_re, section_positions,
-                              usable_donors)
+from data.synth.draft import CRITICAL
+from data.synth.edits import (ANAPHORA, HEADER, WHY_DEVICE, _lower_word, _which, editable,
+                              finding_weight, is_device_sentence, lowered, match_case, phrase_re,
+                              section_positions, slot_cached, slot_entities, usable_donors,
+                              weighed)
 from data.synth.lexicon import Lexicon
 
 _LIST_GAP = re.compile(r"^(?:\s|,|\band\b|\bor\b|\bnor\b)*$", re.IGNORECASE)
@@ -50,26 +57,33 @@ def _segments(slot: Slot):
 def find_synonyms(draft: Draft, lex: Lexicon) -> list[Option]:
     out = []
     for i, slot in editable(draft):
-        for s, e in _segments(slot):
-            segment = slot.text[s:e]
-            low = segment.lower()
-            for group, terms in zip(lex.synonyms, lowered(tuple(g.terms for g in lex.synonyms))):
-                for term, term_low in terms:
-                    if term_low not in low:  # cheap pre-check before the regex
+        out += _slot_synonyms(lex, i, slot)
+    return out
+
+
+@slot_cached
+def _slot_synonyms(lex: Lexicon, i: int, slot: Slot) -> list[Option]:
+    out = []
+    for s, e in _segments(slot):
+        segment = slot.text[s:e]
+        low = segment.lower()
+        for group, terms in zip(lex.synonyms, lowered(tuple(g.terms for g in lex.synonyms))):
+            for term, term_low in terms:
+                if term_low not in low:  # cheap pre-check before the regex
+                    continue
+                for m in phrase_re(term).finditer(segment):
+                    a, b = s + m.start(), s + m.end()
+                    if group.final and not _FINAL.match(slot.text, b):
                         continue
-                    for m in phrase_re(term).finditer(segment):
-                        a, b = s + m.start(), s + m.end()
-                        if group.final and not _FINAL.match(slot.text, b):
+                    if not slot.free(a, b):
+                        continue
+                    for other in group.terms:
+                        if other.lower() == term.lower():
                             continue
-                        if not slot.free(a, b):
-                            continue
-                        for other in group.terms:
-                            if other.lower() == term.lower():
-                                continue
-                            new = _case_like(m.group(), other, _sentence_start(slot.text, a))
-                            out.append(Option("synonym", None, False, "meaning-preserving synonym",
-                                              i, start=a, end=b, text=new,
-                                              detail=(("from", m.group()), ("to", new))))
+                        new = _case_like(m.group(), other, _sentence_start(slot.text, a))
+                        out.append(Option("synonym", None, False, "meaning-preserving synonym",
+                                          i, start=a, end=b, text=new,
+                                          detail=(("from", m.group()), ("to", new))))
     return out
 
 
@@ -219,36 +233,61 @@ def _list_from(slot: Slot, spans, k: int, flip_from) -> list[int]:
     return flips
 
 
-def _lower_first(text: str) -> str:
-    word = text.split(" ", 1)[0]
-    if word[:1].isupper() and word[1:] == word[1:].lower() and word[1:].isalpha():
-        return text[0].lower() + text[1:]
-    return text
+_OR = re.compile(r"\b(?:or|nor)\b")
+_AND = re.compile(r"\band\b")
+# A verb right after the flipped list: "No focal lesion is seen." un-negates to "Focal lesion is
+# seen.", not "There is focal lesion is seen."
+_VERB_AFTER = re.compile(r"\s+(?:is|are|was|were|has|have|appears?|seems?)\b")
+
+
+def _plural(phrase: str) -> bool:
+    word = phrase.split()[-1].lower() if phrase.split() else ""
+    return word.endswith("s") and not word.endswith(_PLURAL_EXCEPTIONS)
 
 
 def _flip_option(slot: Slot, i: int, spans, k: int, cue_start: int, cue_to: str, flip_from,
-                 kind: str, category: int, why: str, cue: str, lower: bool = False):
+                 kind: str, category: int, why: str, cue: str, lex: Lexicon, lower: bool = False):
+    """Flip span ``k`` and its list; the cue ``[cue_start, spans[k].start)`` becomes ``cue_to``.
+
+    The new text stays grammatical: a list joined by "or"/"nor" is joined by "and" once it is
+    stated as present, and by "or" once negated; "There is" agrees with a plural first finding;
+    "No X is seen." loses its cue instead of becoming "There is X is seen."; a first word
+    lower-cased after a "No " prefix keeps its hyphens ("No catheter-associated thrombus")."""
     flips = _list_from(slot, spans, k, flip_from)
     if not flips:
         return None
     a, b = cue_start, spans[flips[-1]].end
-    first = spans[k].start
-    body = slot.text[first:b]
-    if lower:
-        body = _lower_first(body)
-    new = cue_to + body
-    if a == 0 and new[:1].islower():
-        new = new[0].upper() + new[1:]
     if not slot.free(a, b) or slot.crosses_span(a, b):
         return None
-    shift = len(cue_to) - first
-    new_spans = tuple(
-        (spans[j].start + shift, spans[j].end + shift,
-         FLIP[spans[j].type] if j in flips else spans[j].type)
-        for j in range(k, flips[-1] + 1)
-    )
+    first_text = slot.span_text(spans[k])
+    if kind == "unnegate" and cue_to.startswith("There is ") and _plural(first_text):
+        cue_to = "There are " + cue_to[len("There is "):]
+    if kind == "unnegate" and cue_to.startswith("There ") and _VERB_AFTER.match(slot.text, b):
+        cue_to = ""
+    join = _OR if kind == "unnegate" else _AND
+    to = "and" if kind == "unnegate" else "or"
+    new, new_spans = cue_to, []
+    for j in range(k, flips[-1] + 1):
+        if j > k:
+            new += join.sub(to, slot.text[spans[j - 1].end:spans[j].start])
+        piece = slot.span_text(spans[j])
+        if j == k and lower:
+            piece = _lower_word(piece)
+        start = len(new)
+        new += piece
+        new_spans.append((start, len(new), FLIP[spans[j].type] if j in flips else spans[j].type))
+    if a == 0 and new[:1].islower():
+        new = new[0].upper() + new[1:]
+    flipped_texts = [slot.span_text(spans[j]) for j in flips]
+    if (is_device_sentence(lex, slot.text, slot_entities(slot))
+            and any(lex.device_status.search(t) for t in flipped_texts)):
+        weight, significant, why = weighed(CRITICAL, f"{why}; {WHY_DEVICE}")
+    else:
+        w = max(finding_weight(lex, t) for t in flipped_texts)
+        weight, significant, why = weighed(w, why + _which(w))
     flipped = [f"{slot.span_text(spans[j])}: {spans[j].type} -> {FLIP[spans[j].type]}" for j in flips]
-    return Option(kind, category, True, why, i, start=a, end=b, text=new, spans=new_spans,
+    return Option(kind, category, significant, why, i, start=a, end=b, text=new,
+                  spans=tuple(new_spans), weight=weight,
                   detail=(("cue", cue), ("to", cue_to), ("flipped", flipped)))
 
 
@@ -277,7 +316,7 @@ def find_unnegate(draft: Draft, lex: Lexicon) -> list[Option]:
             if cue is None:
                 continue
             opt = _flip_option(slot, i, spans, k, start, cue.to, NEGATED, "unnegate", 1,
-                               "a negated finding is stated as present", cue.cue)
+                               "a negated finding is stated as present", cue.cue, lex)
             if opt:
                 out.append(opt)
     return out
@@ -294,11 +333,11 @@ def find_negate(draft: Draft, lex: Lexicon) -> list[Option]:
             why = "a present finding is negated"
             if sp.start == 0:
                 opt = _flip_option(slot, i, spans, k, 0, lex.negate_prefix, POSITIVE, "negate", 2,
-                                   why, "", lower=True)
+                                   why, "", lex, lower=True)
             else:
                 cue, start = _cue_before(slot.text, sp.start, lex.negate)
                 opt = cue and _flip_option(slot, i, spans, k, start, cue.to, POSITIVE, "negate", 2,
-                                           why, cue.cue)
+                                           why, cue.cue, lex)
             if opt:
                 out.append(opt)
     return out
@@ -324,8 +363,13 @@ def find_antonyms(draft: Draft, lex: Lexicon) -> list[Option]:
                 continue
             if not slot.free(sp.start, sp.end):
                 continue
-            out.append(Option("antonym", cat, True, why, i, start=sp.start, end=sp.end, text=new,
-                              spans=((0, len(new), typ),),
+            if is_device_sentence(lex, slot.text, slot_entities(slot)) and lex.device_status.search(text):
+                weight, significant, why = weighed(CRITICAL, f"{why}; {WHY_DEVICE}")
+            else:
+                w = finding_weight(lex, text if typ == "NON-ABNORMALITY" else new)
+                weight, significant, why = weighed(w, why + _which(w))
+            out.append(Option("antonym", cat, significant, why, i, start=sp.start, end=sp.end, text=new,
+                              spans=((0, len(new), typ),), weight=weight,
                               detail=(("from", text), ("to", new),
                                       ("flipped", [f"{text}: {sp.type} -> {typ}"]))))
     return out

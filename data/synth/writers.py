@@ -201,16 +201,19 @@ def _readme(info: dict, counts: dict) -> str:
         "offsets into the candidate text and into the reference text, end exclusive; null when "
         "the edit has no text on that side).",
         "",
-        "## Edits and the clinically-significant rule",
+        "## Edits and the clinical weight model (which errors are clinically significant)",
         "",
-        "Clinically significant rule" + E.__doc__.split("Clinically significant rule", 1)[1].rstrip(),
+        "Clinical weight model" + E.__doc__.split("Clinical weight model", 1)[1].rstrip(),
+        "",
+        "The lists of critical findings, incidental findings, tubes and lines and their position "
+        "statuses are in `data/lexicons/critical.yaml` of the generator's repository.",
         "",
         "## Meaning-preserving rewrites (no error)",
         "",
         "Every candidate also gets meaning-preserving rewrites, drawn independently of its "
-        f"errors (how many: drawn from {list(C.MEANING_COUNTS)} per report candidate, from "
-        f"{list(C.TASK1_MEANING_COUNTS)} per Task 1 sentence, from 0 to the report's number of "
-        "findings in Task 2), so that the amount of changed "
+        f"errors (how many: drawn from {list(C.MEANING_COUNTS)} per report candidate, "
+        f"Task 2 included, and from {list(C.TASK1_MEANING_COUNTS)} per Task 1 sentence), so that "
+        "the amount of changed "
         "text says little about the number of errors. Kinds:",
         "",
         "- " + R.__doc__.split("\n- ", 1)[1].split("\n- ``unnegate``", 1)[0].rstrip(),

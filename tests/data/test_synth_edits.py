@@ -105,12 +105,49 @@ def test_size_without_a_present_finding_is_insignificant():
 # -- categories 5 and 6: comparisons -------------------------------------------------------------
 def test_added_comparison_change_vs_stability():
     rep = report(["[Mild cardiomegaly|DISEASE]."])
-    out, e = run(rep, E.find_add_comparison, slot=0, phrase="increased compared with the prior study")
+    out, e = run(rep, E.find_add_comparison, slot=0, placement="end",
+                 phrase="increased compared with the prior study")
     assert out["candidate"].startswith("Mild cardiomegaly, increased compared with the prior study.")
-    assert (e["category"], e["significant"], e["before"]) == (5, True, "")
+    assert (e["category"], e["significant"], e["weight_class"], e["before"]) == (5, True, "major", "")
     assert e["after"] == ", increased compared with the prior study" and e["reference_span"] == [17, 17]
-    _, e = run(rep, E.find_add_comparison, slot=0, phrase="unchanged from the prior study")
-    assert e["significant"] is False
+    _, e = run(rep, E.find_add_comparison, slot=0, placement="end",
+               phrase="unchanged from yesterday's radiograph")
+    assert (e["significant"], e["weight_class"]) == (False, "minor")
+
+
+def test_added_comparisons_vary_in_wording_and_position():
+    """Not a fixed phrase appended to the sentence end: clauses name different prior studies (by
+    the report's modality), and the comparison also goes right after the finding, before it as
+    a modifier (with its article made to agree) or at the start of the sentence."""
+    rep = report(["There is a [small right pleural effusion|ABNORMALITY] with adjacent "
+                  "[atelectasis|ABNORMALITY].", "[Mild cardiomegaly|DISEASE]."])
+    draft = Draft.from_report(rep)
+    options = E.find_add_comparison(draft, LEX)
+    placements = {dict(o.detail)["placement"] for o in options}
+    assert placements == {"end", "after", "before", "opening"}
+    phrases = {dict(o.detail)["phrase"] for o in options}
+    assert len(phrases) >= 30
+    assert any("radiograph" in p for p in phrases) and not any("{" in p for p in phrases)
+    expected = {
+        ("after", "new since yesterday's radiograph"):
+            "There is a small right pleural effusion (new since yesterday's radiograph) with "
+            "adjacent atelectasis.",
+        ("before", "enlarging"): "There is an enlarging small right pleural effusion with adjacent atelectasis.",
+        ("opening", "Compared with the prior study"):
+            "Compared with the prior study, there is a small right pleural effusion with adjacent atelectasis.",
+    }
+    for (placement, phrase), text in expected.items():
+        where = {} if placement == "opening" else {"finding": "small right pleural effusion"}
+        out, e = run(rep, E.find_add_comparison, slot=0, placement=placement, phrase=phrase, **where)
+        assert out["candidate"].startswith(text), out["candidate"]
+        assert e["category"] == 5
+    out, e = run(rep, E.find_add_comparison, slot=1, placement="before", phrase="new")
+    assert annotated(out)[1] == "New [mild cardiomegaly|DISEASE]."
+    assert e["weight_class"] == "major"
+    _, e = run(rep, E.find_add_comparison, slot=0, placement="opening", phrase="Compared with the prior study")
+    assert e["weight_class"] == "minor"  # names the prior study, states no change
+    verb = Draft.from_report(report(["[Velocities|ANATOMY] are [elevated|ABNORMALITY] in the [ICA|ANATOMY]."]))
+    assert not [o for o in E.find_add_comparison(verb, LEX) if dict(o.detail)["placement"] == "before"]
 
 
 def test_no_change_phrase_for_normal_statements_and_no_second_comparison():
@@ -184,10 +221,10 @@ def test_inserted_finding_from_a_donor():
 def test_unnegate_flips_the_whole_list():
     rep = report(["No [pleural effusion|NON-ABNORMALITY] or [pneumothorax|NON-DISEASE]."])
     out, e = run(rep, R.find_unnegate, slot=0)
-    assert annotated(out)[0] == "There is [pleural effusion|ABNORMALITY] or [pneumothorax|DISEASE]."
+    assert annotated(out)[0] == "There is [pleural effusion|ABNORMALITY] and [pneumothorax|DISEASE]."
     assert (e["kind"], e["category"], e["significant"]) == ("unnegate", 1, True)
     assert (e["before"], e["after"]) == ("No pleural effusion or pneumothorax",
-                                        "There is pleural effusion or pneumothorax")
+                                        "There is pleural effusion and pneumothorax")
 
 
 @pytest.mark.parametrize("sentence, expected", [

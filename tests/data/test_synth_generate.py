@@ -194,10 +194,22 @@ def test_task1_and_task2_rules():
     assert task1_rating(3, 3, [_e(3)]) == (1, 3, pytest.approx(2 / 3))
     assert task1_rating(1, 1, [_e(5), _e(1)]) == (2, 2, 0.0)  # a comparison adds a potential error
     assert task1_rating(2, 2, [_e(None, kind="synonym")]) == (0, 2, 1.0)
-    assert task2_score(8, []) == (1.0, 5.0)
-    share, score = task2_score(8, [_e(1), _e(4, False)])  # 9 findings, 1.5 weighted errors
-    assert share == pytest.approx(1 - 1.5 / 9) and score == 4.25
-    assert task2_score(2, [_e(2), _e(2), _e(3)])[1] == 0.0
+    assert task2_score([]) == (1.0, 5.0)
+    assert task2_score([_e(None, kind="synonym")]) == (1.0, 5.0)  # rewrites cost nothing
+
+
+def _w(weight, category=1):
+    return {**_e(category, weight >= 2), "weight": weight}
+
+
+def test_task2_score_follows_the_clinical_weights():
+    """One critical error costs more than four major ones; twenty minor ones cost about as much
+    as one critical; the report's number of findings plays no part."""
+    assert [task2_score([_w(w)])[1] for w in (1, 2, 3)] == [4.75, 3.75, 1.5]
+    kept, score = task2_score([_w(2), _w(1, 4)])
+    assert kept == pytest.approx(0.75 * 0.95) and score == 3.5
+    assert task2_score([_w(3)])[0] < task2_score([_w(2)] * 4)[0]
+    assert abs(task2_score([_w(1)] * 20)[0] - task2_score([_w(3)])[0]) < 0.06
 
 
 def test_rater_noise_extremes():

@@ -1,9 +1,11 @@
 """The SYNTHETIC benchmark on the sample corpus is not solved by counting changed text.
 
-Meaning-preserving rewrites are drawn as often as errors and independently of them, Task 3's two
-rewrites change as many places, and inserted findings come from the same modality: so a trivial
-text-diff counter no longer tracks the error counts (it reached Kendall 0.78 on the ReXVal-layout
-set when rewrites were rare, and it preferred every opposite rewrite in Task 3).
+Meaning-preserving rewrites are drawn more often than errors and independently of them, Task 3's
+two rewrites change as many places, and inserted findings come from the same modality: so a
+trivial text-diff counter no longer tracks the error counts (it reached Kendall 0.78 on the
+ReXVal-layout set when rewrites were rare, and it preferred every opposite rewrite in Task 3).
+The clinical weights (data/synth/edits.py) decide significance and the Task 2 scores, whatever
+the amount of changed text; comparisons and negation flips read like report text.
 """
 
 from __future__ import annotations
@@ -79,3 +81,54 @@ def test_inserted_sentences_come_from_the_same_modality_where_the_split_side_has
                 checked += 1
                 same += source.modality == ref.modality
     assert checked and same == checked
+
+
+# -- the clinical weight model and a realistic surface, on a generated set --------------------------
+def _all_edits(folder):
+    for name in ("synthetic_rexval", "synthetic_rate_eval"):
+        for row in _manifest(folder, name):
+            for key in ("edits", "synonym_edits", "opposite_edits"):
+                yield from row.get(key, [])
+
+
+def test_weights_do_not_follow_the_amount_of_changed_text(synth):
+    """Some whole-sentence errors are minor (an incidental finding inserted, a negated statement
+    removed) and some edits of one word are critical (a laterality swap, a dropped "No")."""
+    errs = [e for e in _all_edits(synth) if e["category"] is not None]
+    assert all(e["significant"] == (e["weight"] >= 2) and e["weight"] in (1, 2, 3) for e in errs)
+    whole = [e for e in errs if e["kind"] in ("insert_finding", "remove_finding")]
+    assert any(e["weight"] == 1 for e in whole) and any(e["weight"] >= 2 for e in whole)
+    short = [e for e in errs if e["kind"] in ("laterality", "site", "severity", "unnegate", "negate", "antonym")
+             and len(e["after"].split()) <= 4]
+    assert any(e["weight"] == 3 for e in short)
+    assert {e["weight_class"] for e in errs} == {"minor", "major", "critical"}
+
+
+def test_task2_scores_are_the_weights_of_their_edits(synth):
+    from data.synth.labels import task2_score
+    rows = [r for r in _manifest(synth, "synthetic_rate_eval") if r["set"] == "task2"]
+    assert rows
+    for r in rows:
+        assert r["labels"]["Score"] == task2_score(r["edits"])[1]
+        assert r["labels"]["weights"] == [e["weight"] for e in r["edits"] if e["category"] is not None]
+
+
+def test_generated_comparisons_vary_in_wording_and_position(synth):
+    added = [e for e in _all_edits(synth) if e["kind"] == "add_comparison"]
+    assert len({e["detail"]["placement"] for e in added}) >= 3
+    assert len({e["detail"]["phrase"] for e in added}) >= 10
+
+
+def test_generated_opposites_are_grammatical(synth):
+    import re
+    flips = [e for e in _all_edits(synth) if e["kind"] in ("unnegate", "negate")]
+    assert flips
+    for e in flips:
+        after = e["after"]
+        assert not re.match(r"No [A-Z][a-z]+[- ]", after) or re.match(r"No [A-Z]{2}", after), after
+        if e["kind"] == "unnegate":
+            gaps = after
+            for flipped in e["detail"]["flipped"]:  # "text: TYPE -> TYPE"; "or" inside a span stays
+                gaps = gaps.replace(flipped.rsplit(": ", 1)[0], "|")
+            assert not re.search(r"\b(?:or|nor)\b", gaps), after
+            assert not re.match(r"There (?:is|are) .*\b(?:is|are|was|were) (?:seen|noted|identified|present)\b", after)
