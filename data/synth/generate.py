@@ -22,6 +22,8 @@ ClinicalBLEURT rows carry their reference's side in a ``split`` key (``train``/`
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 from pathlib import Path
@@ -333,18 +335,66 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
             "n_reports": len(gen.reports), "n_test_reports": len(gen.test_reports), "noise": noise,
             "bleurt_weights": bleurt_weights}
     write_all(Path(out_dir), sets, info)
+    write_fingerprint(Path(out_dir), fingerprint(paths, lexicon_dir), seed, sizes)
     counts = {k: len(v) for k, v in sets.items()}
     counts["rexval"] = len(sets["rexval"]) * len(CANDIDATE_TYPES)
     return counts
 
 
+FINGERPRINT = "generator_synthetic.json"  # every file of a set says synthetic
+
+
+def fingerprint(paths: list[Path], lexicon_dir: str | Path | None = None) -> str:
+    """SHA-256 (16 hex digits) of what generated sets are made from: the generator's code
+    (``data/synth``, the label and rating modules it uses), the lexicons, the corpus files and the
+    corpus's stored split. Sets written by another version differ in it."""
+    here = Path(__file__).resolve().parent
+    lexicons = Path(lexicon_dir) if lexicon_dir else REPO / "data" / "lexicons"
+    files = sorted(here.glob("*.py")) + [REPO / "data" / name for name in ("clinical_bleurt.py", "ratings.py",
+                                                                             "rexval.py", "split.py")]
+    files += sorted(lexicons.glob("*.yaml")) + list(paths)
+    files += [p.parent / "split.json" for p in paths[:1] if (p.parent / "split.json").is_file()]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def write_fingerprint(out_dir: Path, value: str, seed: int, sizes: dict) -> None:
+    (out_dir / FINGERPRINT).write_text(json.dumps({"fingerprint": value, "seed": seed, "sizes": sizes},
+                                                  indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def stale_reason(out_dir: str | Path, paths: list[Path], seed: int = 0, sizes: dict | None = None) -> str | None:
+    """None when ``out_dir`` holds sets this generator would write for ``paths``, ``seed`` and
+    ``sizes``; else why not (missing, written by another generator version or corpus, or with
+    another seed or sizes)."""
+    out_dir = Path(out_dir)
+    if not (out_dir / "SYNTHETIC_README.md").is_file():
+        return "missing"
+    try:
+        stored = json.loads((out_dir / FINGERPRINT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"no readable {FINGERPRINT} (written by an older generator)"
+    if stored.get("fingerprint") != fingerprint(paths):
+        return "written by another version of the generator, its lexicons or the corpus"
+    if stored.get("seed") != seed or stored.get("sizes") != {**DEFAULT_SIZES, **(sizes or {})}:
+        return f"made with seed {stored.get('seed')} and sizes {stored.get('sizes')}"
+    return None
+
+
 def generate_default(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, force: bool = False,
                      reports: str | Path | None = None, progress=None) -> dict | None:
-    """Generate the small default sets unless ``out_dir`` already holds them (for make targets).
+    """Generate the small default sets unless ``out_dir`` already holds the ones this generator
+    makes (same code, lexicons, corpus, seed and sizes: :func:`stale_reason`), for make targets.
+    Sets written by another version are regenerated, with a message saying why.
 
     Returns the counts, or None when the sets were already there.
     """
-    if (Path(out_dir) / "SYNTHETIC_README.md").is_file() and not force:
+    reason = stale_reason(out_dir, corpus_paths(reports), seed)
+    if reason is None and not force:
         return None
+    if reason != "missing" and not force:
+        print(f"{out_dir}: regenerating the synthetic sets: {reason}", flush=True)
     return generate(out_dir, seed, DEFAULT_SIZES, reports, progress=progress)
 

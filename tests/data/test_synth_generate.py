@@ -150,8 +150,29 @@ def test_sizes_and_default_generation(tmp_path, corpus):
         parse_sizes("foo=1")
     with pytest.raises(SynthError, match="expected task1=<non-negative integer>"):
         parse_sizes("task1=-3")
+
+
+
+def test_default_sets_are_reused_only_when_this_generator_made_them(tmp_path, corpus, capsys):
+    """Sets from another generator version, corpus, seed or sizes are regenerated, with the reason."""
+    from data.synth.generate import DEFAULT_SIZES, fingerprint, stale_reason, write_fingerprint
+
+    paths = [Path(corpus)]
+    assert stale_reason(tmp_path, paths) == "missing"
     (tmp_path / "SYNTHETIC_README.md").write_text("already there")
-    assert generate_default(tmp_path, reports=corpus) is None
+    assert "older generator" in stale_reason(tmp_path, paths)  # sets written before fingerprints
+    write_fingerprint(tmp_path, fingerprint(paths), 0, DEFAULT_SIZES)
+    assert stale_reason(tmp_path, paths) is None
+    assert generate_default(tmp_path, reports=corpus) is None  # this generator's sets: kept
+    assert "seed 0" in stale_reason(tmp_path, paths, seed=1)
+    assert "sizes" in stale_reason(tmp_path, paths, sizes={"task1": 3})
+    write_fingerprint(tmp_path, "0" * 16, 0, DEFAULT_SIZES)
+    assert "another version" in stale_reason(tmp_path, paths)
+    copy = tmp_path / "reports.jsonl"
+    copy.write_text(Path(corpus).read_text())
+    assert fingerprint([copy]) == fingerprint(paths)
+    copy.write_text(Path(corpus).read_text().replace("Small right", "Small left"))
+    assert fingerprint([copy]) != fingerprint(paths)  # the corpus changed: new fingerprint
 
 
 def test_cli_synth(tmp_path, corpus, capsys):
