@@ -155,6 +155,7 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     from train.tune.cli import run as tune_run
     from train.tune.config import load_config
     from train.tune.report import heatmap
+    from train.tune.search import StudyMismatchError
 
     out.mkdir(parents=True, exist_ok=True)
     timings, t_all = {}, time.perf_counter()
@@ -169,7 +170,20 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     if n_trials is not None:
         overrides["search.n_trials"] = int(n_trials)
     cfg = load_config(tune_config, overrides)
-    tune_report = tune_run(cfg, workers=1, progress=progress)  # also makes the synthetic sets when missing
+    try:
+        tune_report = tune_run(cfg, workers=1, progress=progress)  # also makes the synthetic sets when missing
+    except StudyMismatchError as err:
+        db = cfg.run_dir / "study.db"
+        if cfg.search.storage or not db.is_file():
+            raise
+        # the demo's own study from an earlier run on other data or another NER: kept aside, not reused
+        old = db.with_name("study.previous.db")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(f"{db}{suffix}")
+            if src.exists():
+                src.replace(Path(f"{old}{suffix}"))
+        print(f"[demo] {err}: the earlier demo study was moved to {old}; starting a new one", flush=True)
+        tune_report = tune_run(cfg, workers=1, progress=progress)
     tuned = AffinityMatrix.load(out / "tune" / "affinity_matrix.json")
     _stage("TPE search", timings, t0)
 

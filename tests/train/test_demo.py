@@ -75,6 +75,18 @@ def test_a_second_demo_run_reuses_the_finished_search(world):
     assert set(report["metrics"]) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "rougeL"}
 
 
+def test_a_demo_on_another_ner_starts_a_new_search_and_keeps_the_old_one(world, capsys):
+    """The demo's own study from an earlier run on another setup is moved aside, not reused (it
+    used to stop the demo with the study-mismatch error)."""
+    out = world["root"] / "out"
+    other = build_tiny_iob_export(world["root"] / "ner_other", seed=5, head_std=0.3, o_bias=2.5)
+    run(out, "unused", world["tune_config"], None, None, 20, ["rougeL"], other, progress=False)
+    assert "starting a new one" in capsys.readouterr().out
+    assert (out / "tune" / "study.previous.db").is_file()
+    tune = json.loads((out / "tune" / "report.json").read_text())
+    assert tune["search"]["trials_run"] == {"0": 8}  # a new search ran its trials
+
+
 def test_a_missing_tune_config_is_a_clear_error(world, capsys):
     rc = main(["--out", str(world["root"] / "bad"), "--ner-export", world["ner"], "--tune-config",
                str(world["root"] / "nope.yaml"), "--no-progress"])
