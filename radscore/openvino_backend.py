@@ -15,9 +15,8 @@ OpenVINO version, so retrained weights or a new OpenVINO never reuse a stale IR.
 Precision (the ``precision`` argument of :class:`radscore.RaTEScore`):
 
 - ``"fp32"``: ``INFERENCE_PRECISION_HINT=f32``. The same arithmetic as torch up to the order of
-  float32 operations (logits differ by about 1e-5): scores equal the torch backend's to about 1e-6
-  (measured in ``benchmarks/bench_ratescore.py``; an entity type can flip where two labels' logits
-  tie to that precision).
+  float32 operations: scores equal the torch backend's to float32 rounding (max |Δ| measured by
+  ``benchmarks/bench_ratescore.py``; an entity type could flip where two labels' logits tie).
 - ``"bf16"``: ``INFERENCE_PRECISION_HINT=bf16``, opt-in and approximate, fast on CPUs with native
   bfloat16 (AVX512-BF16, AMX). On a CPU without it OpenVINO runs f32: radscore warns, and
   :meth:`OpenVINOModel.precision` (and the scorer's ``signature()["backend_precision"]``) says
@@ -149,9 +148,6 @@ class OpenVINOModel:
 
     def __getattr__(self, name):  # config, max_span_width, ...: the torch model's
         return getattr(self.__dict__["torch_model"], name)
-
-    def eval(self):
-        return self
 
     def __call__(self, *args, **kwargs):
         tensors = dict(zip(self.names, args))

@@ -214,7 +214,7 @@ _R_OPEN, _R_CLOSE, _R_EMIT, _R_CHAR, _R_ONE, _R_RUN = 1000, 1001, 1002, 1003, 10
 _R_FINAL = 2000
 
 
-MAX_STATES = 8000  # automaton states kept before it starts over (about 7 KB each; the sample corpus needs ~2,500)
+MAX_STATES = 8000  # automaton states kept before it starts over (our choice; the sample corpus needs ~2,500)
 
 
 class _Automaton:
