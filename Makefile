@@ -25,8 +25,11 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/radeval-lib "radeval==2.2.1"
 	touch $(STAMP)
 
+# Two pytest-xdist workers, handed one file at a time, longest first (tests/conftest.py); each
+# worker gets its share of the cores. TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The main job on the embedded default (SYNTHETIC sample benchmark): NER, TPE, held-out table, plots.
 demo: install

@@ -7,6 +7,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# Under pytest-xdist (`make test` runs two workers), each worker gets its share of the cores, so
+# torch's OpenMP threads of two workers do not fight over the same cores. Set before torch loads;
+# subprocesses (CLI runs, DDP, Ray workers) inherit it.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
+
 import pytest
 
 
@@ -33,3 +40,12 @@ def released_python():
         return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))
     except RuntimeError as err:
         pytest.skip(f"the released ratescore package's venv could not be made: {err}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest first: the "does it learn" trainings (test_*_learns.py), then the other files
+    holding a `slow` test, then the rest, each in collection order. `make test` hands files to its
+    two workers one at a time in this order (pytest-xdist --dist loadfile --no-loadscope-reorder),
+    so the long trainings overlap the many short tests instead of running last on one worker."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (item.path not in slow_files, not item.path.stem.endswith("_learns")))
