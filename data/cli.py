@@ -146,7 +146,7 @@ def main(argv=None) -> int:
                    help="output folder (default: checkpoints/synthetic of the repository)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sizes", default=None,
-                   help="e.g. rexval=120,task1=400,task2=600,task3=150,er2=600,bleurt=600 "
+                   help="e.g. rexval=120,task1=400,task2=600,task3=150,er2=600,bleurt=1500 "
                    "(sets not named keep these defaults)")
     p.add_argument("--reports", default=None, help="corpus JSONL file or folder of JSONL files "
                    "(default: data/samples/reports.jsonl, else data/samples/parts/)")

@@ -18,6 +18,8 @@ is not part of them. The evaluation-only sets (ReXVal
 layout, Task 3 triads) use test-split references only; Task 1 and Task 2 are written to
 ``rate_train``/``rate_test`` by their reference's side (``dev`` counts as train there); ER² and
 ClinicalBLEURT rows carry their reference's side in a ``split`` key (``train``/``dev``/``test``).
+ClinicalBLEURT rows are section pairs, as the paper's training data: one section of a reference
+(findings or impression) against an edited copy of that section alone.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ from data.split import CorpusSplit, split_for
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "data" / "samples"
 DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
-DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2": 600, "bleurt": 600}
+# bleurt: section pairs are short, so more of them (1,500: ~1,050 train, ~230 test pairs; 600 gave
+# too few for the sample ClinicalBLEURT to beat the trivial baselines, docs/clinical-bleurt.md)
+DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2": 600, "bleurt": 1500}
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 TASK2_ERRORS = REXVAL_ERRORS  # Task 2: the same, whatever the report's length
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
@@ -136,10 +140,15 @@ class Generator:
         return [d[:3] for d in rng.sample(pool, min(k, len(pool)))]
 
     def candidate(self, rep: Report, rng: random.Random, n_errors: int, n_typos: int = 0,
-                  kinds=ERROR_KINDS, n_meaning: int | None = None) -> dict | None:
+                  kinds=ERROR_KINDS, n_meaning: int | None = None, section: str | None = None) -> dict | None:
         """A finalized candidate of ``rep`` (None when it would equal the reference), with
-        ``n_meaning`` meaning-preserving rewrites (default: drawn from :data:`MEANING_COUNTS`)."""
-        draft = Draft.from_report(rep)
+        ``n_meaning`` meaning-preserving rewrites (default: drawn from :data:`MEANING_COUNTS`);
+        of one ``section`` ("findings" or "impression": reference and candidate hold only it) when given."""
+        if section is None:
+            draft = Draft.from_report(rep)
+        else:
+            draft = Draft.from_sentences(rep.id, [(section, s) for s in getattr(rep, section)],
+                                         rep.anatomy, rep.modality)
         add_errors(draft, n_errors, rng, self.lex, self._donors(rep, rng), kinds)
         if n_typos:
             add_from(draft, n_typos, rng, self.lex, [R.find_spelling, R.find_grammar])
@@ -281,18 +290,26 @@ class Generator:
         return radcliq, mrscore
 
     def bleurt(self, n: int, rng: random.Random, weights: dict | None = None) -> list[dict]:
+        """Section pairs, as ClinicalBLEURT's training data (SPEC §4: 17,852 section pairs): each
+        row is one section of a reference (findings or impression, drawn among its non-empty
+        ones) against an edited copy of that section alone."""
         out, refs = [], _stream(self.reports, rng)
         for _ in self._attempts(n):
             if len(out) >= n:
                 break
             rep = next(refs)
-            cand = self.candidate(rep, rng, rng.randint(0, 5), rng.randint(0, 3))
+            section = rng.choice([sec for sec in ("findings", "impression") if getattr(rep, sec)])
+            n_sents = len(getattr(rep, section))
+            # our choice: up to one error per sentence plus one (at most 5) and 0-2 typos, so that
+            # the target 1 - error_score / max_sentlen spans [~0, 1] for short and long sections alike
+            cand = self.candidate(rep, rng, rng.randint(0, min(5, n_sents + 1)), rng.randint(0, 2),
+                                  section=section)
             if cand is None:
                 continue
             counts = bleurt_counts(cand["edits"])
             quality, error_score, max_sentlen = clinical_bleurt_quality(
                 cand["reference"], cand["candidate"], counts, weights)
-            cand.update(id=f"bleurt-{len(out):05d}", split=self.split.of(rep.id),
+            cand.update(id=f"bleurt-{len(out):05d}", split=self.split.of(rep.id), section=section,
                         score=quality, error_score=error_score,
                         max_sentlen=max_sentlen, **counts)
             out.append(cand)

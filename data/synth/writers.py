@@ -142,14 +142,14 @@ def write_er2(folder: Path, radcliq: list[dict], mrscore: list[dict]) -> None:
             for r in radcliq + mrscore])
 
 
-BLEURT_KEYS = ("id", "reference_id", "split", "reference", "candidate", "score", "critical", "non_critical",
-               "spelling_grammar", "error_score", "max_sentlen")
+BLEURT_KEYS = ("id", "reference_id", "split", "section", "reference", "candidate", "score", "critical",
+               "non_critical", "spelling_grammar", "error_score", "max_sentlen")
 
 
 def write_bleurt(folder: Path, rows: list[dict]) -> None:
     _jsonl(folder / "clinical_bleurt_synthetic.jsonl",
            [{**{k: r[k] for k in BLEURT_KEYS}, "synthetic": True} for r in rows])
-    _jsonl(folder / MANIFEST, [_manifest(r, "bleurt", {k: r[k] for k in BLEURT_KEYS[5:]}, split=r["split"])
+    _jsonl(folder / MANIFEST, [_manifest(r, "bleurt", {k: r[k] for k in BLEURT_KEYS[6:]}, split=r["split"])
                                for r in rows])
 
 
@@ -170,7 +170,8 @@ FOLDER_NOTES = {
     "synthetic_er2": "SYNTHETIC ER²Score training rows, one candidate a line: {reference, candidate, "
     "system, subscores, total}; three candidates (quality tiers) per reference; pairs are formed by "
     "data.ratings.er2_pairs. Rules in ../SYNTHETIC_README.md.",
-    "synthetic_bleurt": "SYNTHETIC ClinicalBLEURT rows {reference, candidate, score} with the error "
+    "synthetic_bleurt": "SYNTHETIC ClinicalBLEURT section pairs {section, reference, candidate, score} "
+    "(one section of a reference, findings or impression, against an edited copy of it) with the error "
     "counts behind the score (SPEC §4). Rules in ../SYNTHETIC_README.md.",
 }
 
@@ -191,7 +192,8 @@ def _readme(info: dict, counts: dict) -> str:
         f"- corpus: {info['n_reports']} reports from {', '.join(Path(p).name for p in info['corpus'])}",
         f"- items written: {counts}",
         f"- simulated ReXVal raters: {noise}",
-        f"- ClinicalBLEURT weights: {weights}",
+        f"- ClinicalBLEURT weights: {weights}; its rows are section pairs (one section of a reference, "
+        "findings or impression, against an edited copy of it), as the paper's training data",
         "- a candidate gets fewer errors than drawn when its report offers fewer non-overlapping "
         "edits; every label counts the edits actually made (see the manifests)",
         "",

@@ -144,6 +144,23 @@ def test_labels_agree_with_the_manifests(out):
         assert row.rating == pytest.approx(clinical_bleurt_quality(rec["reference"], rec["candidate"], counts)[0])
 
 
+def test_clinical_bleurt_rows_are_section_pairs(out):
+    """As the paper's training data (SPEC §4): one section of a reference against an edited copy of
+    that section alone, never the whole report."""
+    from data.annotation import parse_annotated
+
+    reports = {r["id"]: r for r in CORPUS}
+    rows = [json.loads(line) for line in
+            (out / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl").read_text().splitlines()]
+    assert {row["section"] for row in rows} <= {"findings", "impression"}
+    for row in rows:
+        rep = reports[row["reference_id"]]
+        text = {sec: " ".join(parse_annotated(s).text for s in rep[sec]) for sec in ("findings", "impression")}
+        assert row["reference"] == text[row["section"]], row["id"]
+        other = "impression" if row["section"] == "findings" else "findings"
+        assert text[other] not in row["candidate"], row["id"]
+
+
 def test_sizes_and_default_generation(tmp_path, corpus):
     assert parse_sizes("rexval=4, task1=2")["task1"] == 2 and parse_sizes(None)["er2"] == 600
     with pytest.raises(SynthError, match="unknown set 'foo'"):
