@@ -145,8 +145,10 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None,
                    help="output folder (default: checkpoints/synthetic of the repository)")
     p.add_argument("--seed", type=int, default=0)
+    from data.synth.generate import DEFAULT_SIZES
+
     p.add_argument("--sizes", default=None,
-                   help="e.g. rexval=120,task1=400,task2=600,task3=150,er2=600,bleurt=1500 "
+                   help=f"e.g. {','.join(f'{k}={v}' for k, v in DEFAULT_SIZES.items())} "
                    "(sets not named keep these defaults)")
     p.add_argument("--reports", default=None, help="corpus JSONL file or folder of JSONL files "
                    "(default: data/samples/reports.jsonl, else data/samples/parts/)")
