@@ -6,9 +6,10 @@ For each seed, generates the default synthetic sets (``python -m data synth`` si
 temporary folder and scores the evaluation side of every set with the trivial baselines of
 :mod:`train.baselines` (difflib change hunks, negation-cue count difference, unigram F1) and
 BLEU-4 for reference: Kendall tau-b against the ReXVal-layout mean error counts (all errors, and
-clinically significant ones), against the Task 2 test scores and the ER² RadCliQ test totals,
-Pearson against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym
-strictly above opposite; a tie is a miss). A benchmark that these solve measures its generator,
+clinically significant ones), against the Task 2 test scores and the ER² RadCliQ test totals; the
+accuracy on the ER² RadCliQ test pairs (the better total strictly higher: a tie is a miss), Pearson
+against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym strictly
+above opposite; a tie is a miss). A benchmark that these solve measures its generator,
 not the metrics (issue #14 asks for Kendall <= 0.40 and triads <= 65%). Prints a table and writes
 JSON. All numbers are on SYNTHETIC data.
 """
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E402
-from data.ratings import read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
+from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
 from train.baselines import bleu, diff_hunks, negation_keywords, unigram_f1  # noqa: E402
@@ -59,6 +60,13 @@ def measure(folder: Path) -> dict:
            if p.meta.get("split") == "test"]
     sets["er2_radcliq_test_total"] = {"n": len(er2), "statistic": "kendall", **{
         m: _kendall(f, [p.reference for p in er2], [p.candidate for p in er2], [-p.total for p in er2])
+        for m, f in METRICS.items()}}
+    # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule): the better
+    # total must score strictly higher (a tie is a miss, as `> 0` for the model's reward margin)
+    er2_pairs_test, _ = pair_er2_rows(er2)
+    sets["er2_radcliq_test_pair_accuracy"] = {"n": len(er2_pairs_test), "statistic": "pair accuracy", **{
+        m: float(np.mean(f([p.reference for p in er2_pairs_test], [p.accepted.candidate for p in er2_pairs_test])
+                         > f([p.reference for p in er2_pairs_test], [p.rejected.candidate for p in er2_pairs_test])))
         for m, f in METRICS.items()}}
     bl = [r for r in read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
           if r.meta.get("split") == "test"]
