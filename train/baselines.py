@@ -31,6 +31,7 @@ choice: nltk's ``word_tokenize`` needs the punkt resource, which is not on these
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable, Sequence
 
@@ -192,3 +193,50 @@ def score_baselines(refs: Sequence[str], cands: Sequence[str], names: Sequence[s
         except BaselineUnavailable as exc:
             unavailable[name] = str(exc)
     return scores, unavailable
+
+
+# --- beside a trained model: the same test rows, scored by text alone ---------------------------------
+#: the baselines printed beside a trained model's test metrics: no model, seconds on a test split
+#: (BLEU-4 for reference and the trivial ones)
+BESIDE_MODEL = ("bleu4", *TRIVIAL)
+
+
+def _statistic(fn, x: np.ndarray, y: np.ndarray) -> float:
+    """A scipy statistic, ``nan`` when it is undefined (fewer than two rows or a constant side)."""
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(fn(x, y).statistic)
+
+
+def rating_baselines(refs: Sequence[str], cands: Sequence[str], target: Sequence[float],
+                     names: Sequence[str] = BESIDE_MODEL) -> dict[str, dict[str, float]]:
+    """``{name: {"pearson", "kendall"}}`` of each baseline against a higher-is-better target
+    (Kendall tau-b; ``nan`` when undefined)."""
+    from scipy.stats import kendalltau, pearsonr
+
+    y = np.asarray(target, dtype=np.float64)
+    scores, _ = score_baselines(refs, cands, names)
+    return {n: {"pearson": _statistic(pearsonr, s, y), "kendall": _statistic(kendalltau, s, y)}
+            for n, s in scores.items()}
+
+
+def pair_baselines(refs: Sequence[str], better: Sequence[str], worse: Sequence[str],
+                   names: Sequence[str] = BESIDE_MODEL) -> dict[str, float]:
+    """``{name: pair accuracy}``: the share of pairs whose better candidate the baseline scores
+    strictly higher against the shared reference (a tie is a miss; ``nan`` with no pair)."""
+    if not len(refs):
+        return {n: math.nan for n in names}
+    high, _ = score_baselines(refs, better, names)
+    low, _ = score_baselines(refs, worse, names)
+    return {n: float(np.mean(high[n] > low[n])) for n in high}
+
+
+def beside_baselines_table(title: str, model: dict[str, float], baselines: dict[str, dict[str, float]]) -> str:
+    """A plain-text table: the model's row first, then each baseline's, in the model's columns."""
+    columns = list(model)
+    rows = [("model (this run)", model), *((TRIVIAL_LABELS.get(n, n), v) for n, v in baselines.items())]
+    width = max(len(r[0]) for r in rows)
+    lines = [title, f"{'':{width}}  " + "  ".join(f"{c:>9}" for c in columns)]
+    for label, values in rows:
+        lines.append(f"{label:{width}}  " + "  ".join(f"{values.get(c, math.nan):9.3f}" for c in columns))
+    return "\n".join(lines)

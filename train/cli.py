@@ -9,7 +9,10 @@ What it adds to LightningCLI:
 - ``bf16-mixed`` on a CPU without native bfloat16 becomes ``32-true``, said aloud
   (:mod:`train.precision`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
-  run folder, and the export in ``<run>/export/`` (rank 0 only).
+  run folder, and the export in ``<run>/export/`` (rank 0 only);
+- after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
+  :data:`train.baselines.BESIDE_MODEL` on the same test rows, printed beside the model's figures
+  and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
 """
 
 from __future__ import annotations
@@ -140,6 +143,7 @@ class RadscoreCLI(LightningCLI):
         results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt, weights_only=True)
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
+            metrics.update(self.beside_baselines(metrics))
             run = self.run_dir()
             run.mkdir(parents=True, exist_ok=True)
             (run / "test_metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
@@ -147,6 +151,27 @@ class RadscoreCLI(LightningCLI):
                 out = type(self).exporter(ckpt, run / "export", metrics)
                 print(f"exported to {out}")
         trainer.strategy.barrier()
+
+    def after_test(self) -> None:
+        """``python -m train <task> test``: the baselines beside the metrics just printed."""
+        if self.trainer.is_global_zero:
+            self.beside_baselines({k: float(v) for k, v in self.trainer.callback_metrics.items()})
+
+    def beside_baselines(self, metrics: dict[str, float], split: str = "test") -> dict[str, float]:
+        """What text alone reaches on the rows the model was just tested on, printed beside the
+        model's own figures and returned as ``test/baseline/<name>/<statistic>``; for datamodules with
+        ratings (they define ``baseline_metrics``), else nothing. A metric means little on a set
+        that a diff counter solves (issue #14)."""
+        fn = getattr(self.datamodule, "baseline_metrics", None)
+        if fn is None or f"{split}/kendall" not in metrics:
+            return {}
+        from train.baselines import beside_baselines_table
+
+        table = fn(split)
+        model = {c: metrics[f"{split}/{c}"] for c in next(iter(table.values()))}
+        print(beside_baselines_table(f"{split} split: the model beside text-only baselines (no model) on the "
+                                     "same rows", model, table), flush=True)
+        return {f"{split}/baseline/{n}/{c}": v for n, values in table.items() for c, v in values.items()}
 
     def best_checkpoint(self) -> str | None:
         cb = self.trainer.checkpoint_callback

@@ -230,8 +230,7 @@ def card_metadata(folder: Path, manifest: dict, repo_id: str, license: str | Non
     backbone = manifest.get("base_model") or manifest.get("backbone")
     base_model = HUB_IDS.get(backbone, backbone)
     info = resolve_license(training_data(folder), base_model, license, datasets)
-    metrics_file = folder / "metrics.json"
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
+    metrics = export_metrics(folder)
     task_type, task_name = TASKS[kind]
     dataset_type = info["datasets"][0] if info["datasets"] else "custom"
     dataset_name = "; ".join(info["sources"])
@@ -239,7 +238,7 @@ def card_metadata(folder: Path, manifest: dict, repo_id: str, license: str | Non
                           dataset_name=dataset_name, dataset_split="test", metric_type=key.split("/", 1)[-1],
                           metric_name=key, metric_value=round(float(value), 6))
                for key, value in sorted(metrics.items())
-               if key.startswith("test/") and isinstance(value, (int, float))]
+               if key.startswith("test/") and BASELINE_KEY not in key and isinstance(value, (int, float))]
     data_card = ModelCardData(
         model_name=repo_id.split("/")[-1],
         base_model=base_model if base_model and "/" in str(base_model) else None,
@@ -250,6 +249,16 @@ def card_metadata(folder: Path, manifest: dict, repo_id: str, license: str | Non
         eval_results=results or None,
     )
     return {**data_card.to_dict(), "_radscore_data": info}
+
+
+#: marks the text-only baselines the training CLI writes beside a model's test metrics
+#: (``test/baseline/<name>/<statistic>``): they go to their own table, never to the model-index
+BASELINE_KEY = "/baseline/"
+
+
+def export_metrics(folder: Path) -> dict:
+    metrics_file = folder / "metrics.json"
+    return json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
 
 
 def usage(kind: str, repo_id: str) -> str:
@@ -294,6 +303,14 @@ def model_card(folder: Path, manifest: dict, repo_id: str, license: str | None =
     if metric_rows:
         lines += ["## Test metrics", "", "| metric | value |", "|---|---|"]
         lines += [f"| {m['name']} | {m['value']:.4f} |" for m in metric_rows]
+        lines.append("")
+    baselines = {k: v for k, v in export_metrics(folder).items() if BASELINE_KEY in k}
+    if baselines:
+        lines += ["Text-only baselines (no model) on the same test rows, for scale:", "",
+                  "| baseline | statistic | value |", "|---|---|---|"]
+        for key, value in sorted(baselines.items()):
+            name, statistic = key.split(BASELINE_KEY, 1)[1].split("/", 1)
+            lines.append(f"| {name} | {statistic} | {float(value):.4f} |")
         lines.append("")
     lines += ["## Usage", "", usage(kind, repo_id)]
     body = "\n".join(lines)

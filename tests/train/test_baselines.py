@@ -75,3 +75,27 @@ def test_trivial_baselines_count_hunks_negations_and_unigrams():
     assert unigram_f1([""], [""])[0] == 1.0 and unigram_f1(["a"], [""])[0] == 0.0
     scores, unavailable = score_baselines([ref], [negflip], ("diff_hunks", "negation_keywords", "unigram_f1"))
     assert not unavailable and set(scores) == {"diff_hunks", "negation_keywords", "unigram_f1"}
+
+
+def test_pair_and_rating_baselines_beside_a_model():
+    """What the training CLI prints beside a model's test figures: a tie is a miss, undefined is nan."""
+    from train.baselines import BESIDE_MODEL, beside_baselines_table, pair_baselines, rating_baselines
+
+    ref = "No pleural effusion. Heart size is normal."
+    better, worse = "No pleural effusion. Heart size is enlarged.", "Small pleural effusion. Heart is enlarged."
+    acc = pair_baselines([ref, ref], [better, ref], [worse, ref])  # the second pair ties on every baseline
+    assert set(acc) == set(BESIDE_MODEL)
+    # the first pair is ranked right by each (1 hunk vs 2, keeps the "no", more shared words and
+    # 4-grams); the second is a tie everywhere, which counts as a miss
+    assert acc == {name: 0.5 for name in BESIDE_MODEL}
+    assert all(math.isnan(v) for v in pair_baselines([], [], []).values())
+
+    refs, cands = [ref] * 3, [ref, better, worse]
+    corr = rating_baselines(refs, cands, [2.0, 1.0, 0.0])
+    assert corr["diff_hunks"]["kendall"] == pytest.approx(1.0) and corr["unigram_f1"]["pearson"] > 0.9
+    assert math.isnan(rating_baselines(refs, cands, [1.0, 1.0, 1.0])["bleu4"]["pearson"])  # constant target
+
+    table = beside_baselines_table("title", {"pearson": 0.5, "kendall": 0.25}, corr)
+    lines = table.splitlines()
+    assert lines[0] == "title" and lines[2].startswith("model (this run)") and lines[2].endswith("0.500      0.250")
+    assert len(lines) == 3 + len(BESIDE_MODEL) and any(line.startswith("trivial: unigram F1") for line in lines)

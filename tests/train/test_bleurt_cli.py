@@ -61,7 +61,7 @@ def test_fast_dev_run_through_the_command_line(rows, tiny_backbone, tmp_path):
     assert not (tmp_path / "export").exists()  # fast_dev_run neither checkpoints nor exports
 
 
-def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone, tmp_path):
+def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone, tmp_path, capsys):
     from radscore import ClinicalBLEURT
     from radscore.export import read_manifest
     from train.export import export_any
@@ -73,6 +73,24 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
     metrics = json.loads((export / "metrics.json").read_text())
     assert {"test/mse", "test/pearson", "test/kendall"} <= set(metrics)
     assert metrics == json.loads((tmp_path / "test_metrics.json").read_text())
+    # beside the model: what text alone reaches on the same test rows (printed and written)
+    from scipy.stats import kendalltau, pearsonr
+
+    from train.baselines import BESIDE_MODEL, bleu, diff_hunks
+
+    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
+                                                        for s in ("pearson", "kendall")}
+    test_rows = BleurtDataModule(train_path=rows, split_by="column").read_splits()["test"]
+    refs, cands, target = ([p.reference for p in test_rows], [p.candidate for p in test_rows],
+                           [p.rating for p in test_rows])
+    assert metrics["test/baseline/bleu4/pearson"] == pytest.approx(pearsonr(bleu(refs, cands), target).statistic)
+    assert metrics["test/baseline/diff_hunks/kendall"] == pytest.approx(
+        kendalltau(diff_hunks(refs, cands), target).statistic)
+    out = capsys.readouterr().out
+    assert "test split: the model beside text-only baselines" in out
+    line = next(line for line in out.splitlines() if line.startswith("model (this run)"))
+    assert [float(x) for x in line.split()[3:]] == pytest.approx([metrics["test/pearson"], metrics["test/kendall"]],
+                                                                 abs=5e-4)
     manifest = read_manifest(export, "bleurt")
     assert (manifest["max_length"], manifest["length_rule"]) == (128, "longest_first")
     assert manifest["target"]["weights"]["non_critical"] == pytest.approx(1 / 3)
@@ -98,6 +116,7 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
         assert _train(sub, "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
                       f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
                       f"--ckpt_path={ckpt}", f"--run_dir={tmp_path}", *CPU) == 0
+        assert ("the model beside text-only baselines" in capsys.readouterr().out) == (sub == "test")
     again = export_any(ckpt, tmp_path / "export2")
     assert (again / "model.safetensors").read_bytes() == (export / "model.safetensors").read_bytes()
 

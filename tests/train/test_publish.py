@@ -177,3 +177,13 @@ def test_dry_run_of_a_reward_export_on_a_hub_base_model_touches_no_network(tiny_
     (folder / "adapter" / "adapter_config.json").unlink()  # what can be checked locally still is
     assert main([str(folder), "--repo-id", "someone/er2", "--dry-run", "--license", "llama3"]) == 2
     assert "holds no adapter" in capsys.readouterr().err
+
+
+def test_baselines_beside_the_test_metrics_get_their_own_table_not_the_model_index(export):
+    metrics = json.loads((export / "metrics.json").read_text())
+    metrics.update({"test/baseline/bleu4/pearson": 0.34, "test/baseline/diff_hunks/kendall": -0.02})
+    (export / "metrics.json").write_text(json.dumps(metrics))
+    card = publish(export, "someone/rate-ner-tiny", dry_run=True, echo=lambda *_: None)["card"]
+    index = {m["name"] for m in _front_matter(card)["model-index"][0]["results"][0]["metrics"]}
+    assert index == {"test/f1", "test/precision", "test/recall"}  # no baseline passes for the model's result
+    assert "| bleu4 | pearson | 0.3400 |" in card and "| diff_hunks | kendall | -0.0200 |" in card

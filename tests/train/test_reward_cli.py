@@ -4,6 +4,7 @@ export -> radscore.ER2Score gives the module's outputs."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -85,7 +86,7 @@ def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
                        f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", "--trainer.fast_dev_run=true"]) == 0
 
 
-def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_backbone, tmp_path):
+def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_backbone, tmp_path, capsys):
     import radscore
     from radscore.export import read_manifest
     from train.export import export_any
@@ -103,6 +104,21 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_bac
                 "test/kendall/omission", "test/spearman/false_prediction", "test/loss"):
         assert key in metrics
     assert (export / "training_config.yaml").is_file() and (export / "adapter" / "adapter_model.safetensors").is_file()
+    # beside the model: what text alone reaches on the same test pairs (printed and written)
+    from data.ratings import pair_er2_rows, read_er2_jsonl
+    from train.baselines import BESIDE_MODEL, unigram_f1
+
+    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
+                                                        for s in ("pair_acc", "kendall")}
+    pairs, _ = pair_er2_rows([r for r in read_er2_jsonl(er2_rows) if r.meta["split"] == "test"])
+    refs = [p.reference for p in pairs]
+    expected_acc = np.mean(unigram_f1(refs, [p.accepted.candidate for p in pairs])
+                           > unigram_f1(refs, [p.rejected.candidate for p in pairs]))
+    assert metrics["test/baseline/unigram_f1/pair_acc"] == pytest.approx(expected_acc)
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("model (this run)"))
+    assert [float(x) for x in line.split()[3:]] == pytest.approx([metrics["test/pair_acc"], metrics["test/kendall"]],
+                                                                 abs=5e-4)
 
     ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
     module = ER2RewardModel.load_from_checkpoint(ckpt, map_location="cpu").eval()

@@ -192,6 +192,14 @@ class BleurtDataModule(pl.LightningDataModule):
                          f"{sum(i.encoded.truncated for i in items):9d}")
         rank_zero_info("ClinicalBLEURT data (max_length %d pieces)\n%s" % (self.max_length, "\n".join(lines)))
 
+    def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
+        """Pearson and Kendall of the text-only baselines (:data:`train.baselines.BESIDE_MODEL`) on
+        the rows of ``split``, for the table beside the model's metrics."""
+        from train.baselines import rating_baselines
+
+        rows = self.read_splits()[split]
+        return rating_baselines([p.reference for p in rows], [p.candidate for p in rows], [p.rating for p in rows])
+
     def collate(self, items: list[PairItem]) -> dict:
         pad = self.tokenizer.pad_token_id
         batch = collate_pairs([i.encoded for i in items], 0 if pad is None else pad)

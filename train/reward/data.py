@@ -128,6 +128,7 @@ class RewardDataModule(pl.LightningDataModule):
         self.tokenizer = None
         self.splits: dict[str, list[PairItem]] = {}
         self.summaries: dict[str, object] = {}
+        self.pairs: dict[str, list] = {}  # split -> its ER2Pairs (texts, for the baselines)
 
     # --- reading and splitting --------------------------------------------------------------------
     def _read(self, files) -> list[ER2Row]:
@@ -166,7 +167,7 @@ class RewardDataModule(pl.LightningDataModule):
         lines = []
         for split in SPLITS:
             pairs, summary = pair_er2_rows(rows[split], {self.system.name: self.system})
-            self.summaries[split] = summary
+            self.summaries[split], self.pairs[split] = summary, pairs
             seen = Counter(r.id for r in rows[split])
             repeated = sorted(k for k, v in seen.items() if v > 1)
             if repeated:
@@ -192,6 +193,20 @@ class RewardDataModule(pl.LightningDataModule):
         for split in ("train", "val"):
             if not self.splits[split]:
                 raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
+
+    def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
+        """The text-only baselines (:data:`train.baselines.BESIDE_MODEL`) on the pairs of ``split``,
+        as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
+        tau-b against the totals of the paired candidates."""
+        from train.baselines import pair_baselines, rating_baselines
+
+        pairs = self.pairs[split]
+        acc = pair_baselines([p.reference for p in pairs], [p.accepted.candidate for p in pairs],
+                             [p.rejected.candidate for p in pairs])
+        rows = list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
+        corr = rating_baselines([r.reference for r in rows], [r.candidate for r in rows],
+                                [self.system.total_to_internal(r.total) for r in rows])
+        return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"]} for n in acc}
 
     # --- batches -----------------------------------------------------------------------------------
     def collate(self, items: list[PairItem]) -> dict:
