@@ -33,7 +33,7 @@ from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E
 from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
-from train.baselines import bleu, diff_hunks, negation_keywords, unigram_f1  # noqa: E402
+from train.baselines import bleu, diff_hunks, negation_keywords, pair_baselines, unigram_f1  # noqa: E402
 
 METRICS = {"diff_hunks": diff_hunks, "negation_keywords": negation_keywords,
            "unigram_f1": unigram_f1, "bleu4": bleu}
@@ -63,11 +63,10 @@ def measure(folder: Path) -> dict:
         for m, f in METRICS.items()}}
     # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule): the better
     # total must score strictly higher (a tie is a miss, as `> 0` for the model's reward margin)
-    er2_pairs_test, _ = pair_er2_rows(er2)
-    sets["er2_radcliq_test_pair_accuracy"] = {"n": len(er2_pairs_test), "statistic": "pair accuracy", **{
-        m: float(np.mean(f([p.reference for p in er2_pairs_test], [p.accepted.candidate for p in er2_pairs_test])
-                         > f([p.reference for p in er2_pairs_test], [p.rejected.candidate for p in er2_pairs_test])))
-        for m, f in METRICS.items()}}
+    pairs, _ = pair_er2_rows(er2)
+    sets["er2_radcliq_test_pair_accuracy"] = {"n": len(pairs), "statistic": "pair accuracy", **pair_baselines(
+        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
+        list(METRICS))}
     bl = [r for r in read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
           if r.meta.get("split") == "test"]
     sets["bleurt_test"] = {"n": len(bl), "statistic": "pearson", **{
