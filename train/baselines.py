@@ -234,7 +234,7 @@ def pair_baselines(refs: Sequence[str], better: Sequence[str], worse: Sequence[s
 def beside_baselines_table(title: str, model: dict[str, float], baselines: dict[str, dict[str, float]]) -> str:
     """A plain-text table: the model's row first, then each baseline's, in the model's columns."""
     columns = list(model)
-    rows = [("model (this run)", model), *((TRIVIAL_LABELS.get(n, n), v) for n, v in baselines.items())]
+    rows = [("this model", model), *((TRIVIAL_LABELS.get(n, n), v) for n, v in baselines.items())]
     width = max(len(r[0]) for r in rows)
     lines = [title, f"{'':{width}}  " + "  ".join(f"{c:>9}" for c in columns)]
     for label, values in rows:

@@ -97,5 +97,5 @@ def test_pair_and_rating_baselines_beside_a_model():
 
     table = beside_baselines_table("title", {"pearson": 0.5, "kendall": 0.25}, corr)
     lines = table.splitlines()
-    assert lines[0] == "title" and lines[2].startswith("model (this run)") and lines[2].endswith("0.500      0.250")
+    assert lines[0] == "title" and lines[2].startswith("this model") and lines[2].endswith("0.500      0.250")
     assert len(lines) == 3 + len(BESIDE_MODEL) and any(line.startswith("trivial: unigram F1") for line in lines)

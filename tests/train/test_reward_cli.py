@@ -116,8 +116,8 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_bac
                            > unigram_f1(refs, [p.rejected.candidate for p in pairs]))
     assert metrics["test/baseline/unigram_f1/pair_acc"] == pytest.approx(expected_acc)
     out = capsys.readouterr().out
-    line = next(line for line in out.splitlines() if line.startswith("model (this run)"))
-    assert [float(x) for x in line.split()[3:]] == pytest.approx([metrics["test/pair_acc"], metrics["test/kendall"]],
+    line = next(line for line in out.splitlines() if line.startswith("this model"))
+    assert [float(x) for x in line.split()[2:]] == pytest.approx([metrics["test/pair_acc"], metrics["test/kendall"]],
                                                                  abs=5e-4)
 
     ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
