@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import kendalltau, pearsonr
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -33,14 +32,20 @@ from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E
 from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
-from train.baselines import bleu, diff_hunks, negation_keywords, pair_baselines, unigram_f1  # noqa: E402
+from train.baselines import pair_baselines, rating_baselines  # noqa: E402
 
-METRICS = {"diff_hunks": diff_hunks, "negation_keywords": negation_keywords,
-           "unigram_f1": unigram_f1, "bleu4": bleu}
+METRICS = ("diff_hunks", "negation_keywords", "unigram_f1", "bleu4")  # train.baselines names, table order
 
 
-def _kendall(fn, refs, cands, target) -> float:
-    return float(kendalltau(fn(refs, cands), target).statistic)
+def _rated(rows, target, statistic: str) -> dict:
+    """One rated set: each baseline's ``statistic`` (kendall or pearson) against a higher-is-better target."""
+    got = rating_baselines([r.reference for r in rows], [r.candidate for r in rows], target, METRICS)
+    return {"n": len(rows), "statistic": statistic, **{m: got[m][statistic] for m in METRICS}}
+
+
+def _paired(refs, better, worse) -> dict:
+    """Accuracy on pairs of candidates of one reference (the better strictly higher; a tie is a miss)."""
+    return {"n": len(refs), **pair_baselines(refs, better, worse, METRICS)}
 
 
 def measure(folder: Path) -> dict:
@@ -48,35 +53,22 @@ def measure(folder: Path) -> dict:
     sets = {}
     for name, significant in (("rexval_mean_errors", False), ("rexval_mean_significant_errors", True)):
         pairs = read_rexval(folder / "synthetic_rexval", significant_only=significant)
-        target = [-p.rating for p in pairs]  # fewer errors is better
-        sets[name] = {"n": len(pairs), "statistic": "kendall", **{
-            m: _kendall(f, [p.reference for p in pairs], [p.candidate for p in pairs], target)
-            for m, f in METRICS.items()}}
+        sets[name] = _rated(pairs, [-p.rating for p in pairs], "kendall")  # fewer errors is better
     t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
-    sets["task2_test"] = {"n": len(t2), "statistic": "kendall", **{
-        m: _kendall(f, [p.reference for p in t2], [p.candidate for p in t2], [p.rating for p in t2])
-        for m, f in METRICS.items()}}
+    sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall")
     er2 = [p for p in read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
            if p.meta.get("split") == "test"]
-    sets["er2_radcliq_test_total"] = {"n": len(er2), "statistic": "kendall", **{
-        m: _kendall(f, [p.reference for p in er2], [p.candidate for p in er2], [-p.total for p in er2])
-        for m, f in METRICS.items()}}
-    # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule): the better
-    # total must score strictly higher (a tie is a miss, as `> 0` for the model's reward margin)
+    sets["er2_radcliq_test_total"] = _rated(er2, [-p.total for p in er2], "kendall")
+    # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule)
     pairs, _ = pair_er2_rows(er2)
-    sets["er2_radcliq_test_pair_accuracy"] = {"n": len(pairs), "statistic": "pair accuracy", **pair_baselines(
-        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
-        list(METRICS))}
+    sets["er2_radcliq_test_pair_accuracy"] = {"statistic": "pair accuracy", **_paired(
+        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs])}
     bl = [r for r in read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
           if r.meta.get("split") == "test"]
-    sets["bleurt_test"] = {"n": len(bl), "statistic": "pearson", **{
-        m: float(pearsonr(f([r.reference for r in bl], [r.candidate for r in bl]), [r.rating for r in bl]).statistic)
-        for m, f in METRICS.items()}}
+    sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson")
     triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
-    original = [t.original for t in triads]
-    sets["task3_triads"] = {"n": len(triads), "statistic": "accuracy", **{
-        m: float(np.mean(f(original, [t.synonym for t in triads]) > f(original, [t.opposite for t in triads])))
-        for m, f in METRICS.items()}}
+    sets["task3_triads"] = {"statistic": "accuracy", **_paired(
+        [t.original for t in triads], [t.synonym for t in triads], [t.opposite for t in triads])}
     return sets
 
 

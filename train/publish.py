@@ -230,7 +230,8 @@ def card_metadata(folder: Path, manifest: dict, repo_id: str, license: str | Non
     backbone = manifest.get("base_model") or manifest.get("backbone")
     base_model = HUB_IDS.get(backbone, backbone)
     info = resolve_license(training_data(folder), base_model, license, datasets)
-    metrics = export_metrics(folder)
+    metrics_file = folder / "metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
     task_type, task_name = TASKS[kind]
     dataset_type = info["datasets"][0] if info["datasets"] else "custom"
     dataset_name = "; ".join(info["sources"])
@@ -248,17 +249,13 @@ def card_metadata(folder: Path, manifest: dict, repo_id: str, license: str | Non
         library_name="transformers",
         eval_results=results or None,
     )
-    return {**data_card.to_dict(), "_radscore_data": info}
+    baselines = {k: v for k, v in metrics.items() if BASELINE_KEY in k}
+    return {**data_card.to_dict(), "_radscore_data": info, "_radscore_baselines": baselines}
 
 
 #: marks the text-only baselines the training CLI writes beside a model's test metrics
 #: (``test/baseline/<name>/<statistic>``): they go to their own table, never to the model-index
 BASELINE_KEY = "/baseline/"
-
-
-def export_metrics(folder: Path) -> dict:
-    metrics_file = folder / "metrics.json"
-    return json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
 
 
 def usage(kind: str, repo_id: str) -> str:
@@ -285,7 +282,7 @@ def model_card(folder: Path, manifest: dict, repo_id: str, license: str | None =
     from huggingface_hub import ModelCard
 
     meta = card_metadata(folder, manifest, repo_id, license, datasets)
-    info = meta.pop("_radscore_data")
+    info, baselines = meta.pop("_radscore_data"), meta.pop("_radscore_baselines")
     kind = manifest["kind"]
     synthetic = info["own_data"]
     lines = [f"# {repo_id.split('/')[-1]}", "",
@@ -304,7 +301,6 @@ def model_card(folder: Path, manifest: dict, repo_id: str, license: str | None =
         lines += ["## Test metrics", "", "| metric | value |", "|---|---|"]
         lines += [f"| {m['name']} | {m['value']:.4f} |" for m in metric_rows]
         lines.append("")
-    baselines = {k: v for k, v in export_metrics(folder).items() if BASELINE_KEY in k}
     if baselines:
         lines += ["Text-only baselines (no model) on the same test rows, for scale:", "",
                   "| baseline | statistic | value |", "|---|---|---|"]
