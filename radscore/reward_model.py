@@ -20,7 +20,9 @@ is right whatever the padding side.
 
 Export layout (written by :meth:`MultiRewardModel.save`, read by :meth:`MultiRewardModel.from_export`):
 ``adapter/`` (peft: LoRA weights and the head), the tokenizer files, ``reward_model.json`` (base
-model id, prompt template, max length, pad token) and ``scoring_system.json``.
+model id, prompt template, max length, pad token, ``finetune``) and ``scoring_system.json``. A model
+trained in full (``finetune: full``, no LoRA: an option for small backbones, not the paper's recipe)
+has ``model/`` (the whole sequence-classification model, head included) instead of ``adapter/``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ DEFAULT_PROMPT_TEMPLATE = (
     "Reference report: {reference}\nCandidate report: {candidate}"
 )
 ADAPTER_DIR = "adapter"
+MODEL_DIR = "model"  # a fully fine-tuned export: the whole sequence-classification model
 REWARD_CONFIG = "reward_model.json"
 SYSTEM_FILE = "scoring_system.json"
 PAD_CANDIDATES = ("<|finetune_right_pad_id|>", "<|reserved_special_token_0|>", "<|pad|>", "<pad>", "[PAD]")
@@ -230,25 +233,27 @@ class MultiRewardModel(nn.Module):
         super().__init__()
         self.model, self.tokenizer, self.system = model, tokenizer, system
         self.prompt_template, self.max_length, self.base_model = check_template(prompt_template), int(max_length), base_model
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model
-        head_outside_autocast(getattr(base, head_name(base)))
+        head_outside_autocast(getattr(self.base, self.head_module))
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
     def build(cls, backbone: str, system: "str | dict | ScoringSystem", prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
               max_length: int = 512, lora: LoraSettings | None = None, dtype: str | None = None,
-              dropout: bool = False) -> "MultiRewardModel":
-        """A fresh model for training: backbone + random N-output head + LoRA (peft, SEQ_CLS).
+              dropout: bool = False, full: bool = False) -> "MultiRewardModel":
+        """A fresh model for training: backbone + random N-output head + LoRA (peft, SEQ_CLS), or,
+        with ``full=True``, the whole backbone trained (no peft; ``lora`` is then ignored).
         ``dropout=False`` turns the backbone's dropout off (:func:`disable_dropout`)."""
-        peft = require("peft")
-        LoraConfig, TaskType, get_peft_model = peft.LoraConfig, peft.TaskType, peft.get_peft_model
-
-        system, lora = load_system(system), lora or LoraSettings()
+        system = load_system(system)
         tokenizer = load_tokenizer(backbone)
         base = _base_model(backbone, system, dtype)
         fit_embeddings(base, tokenizer)
         if not dropout:
             disable_dropout(base)
+        if full:
+            return cls(base, tokenizer, system, prompt_template, max_length, backbone)
+        peft = require("peft")
+        LoraConfig, TaskType, get_peft_model = peft.LoraConfig, peft.TaskType, peft.get_peft_model
+        lora = lora or LoraSettings()
         save = [head_name(base)] + [m for m in lora.modules_to_save if m != head_name(base)]
         config = LoraConfig(task_type=TaskType.SEQ_CLS, r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
                             target_modules=lora.target_modules, modules_to_save=save,
@@ -258,9 +263,8 @@ class MultiRewardModel(nn.Module):
     @classmethod
     def from_export(cls, folder: str | Path, base_model: str | None = None, dtype: str | None = None) -> "MultiRewardModel":
         """Load an export: the base model (``base_model`` overrides the recorded id, e.g. a local
-        copy), the adapter with its head, the tokenizer, the system and the template."""
-        PeftModel = require("peft").PeftModel
-
+        copy), the adapter with its head (or, fully fine-tuned, the whole model), the tokenizer, the
+        system and the template."""
         from radscore.export import read_manifest
 
         from radscore.hub import snapshot
@@ -273,27 +277,45 @@ class MultiRewardModel(nn.Module):
         if tokenizer.pad_token != cfg["pad_token"]:
             raise ValueError(f"{folder}: tokenizer pad token {tokenizer.pad_token!r} differs from the "
                              f"trained one {cfg['pad_token']!r}")
-        base = _base_model(base_model or cfg["base_model"], system, dtype)
-        fit_embeddings(base, tokenizer)
-        model = PeftModel.from_pretrained(base, str(folder / ADAPTER_DIR))
+        if cfg.get("finetune", "lora") == "full":  # the whole model is in the export
+            if base_model is not None:
+                raise ValueError(f"{folder}: a fully fine-tuned export carries its whole model in {MODEL_DIR}/; "
+                                 f"base_model={base_model!r} does not apply")
+            model = _base_model(str(folder / MODEL_DIR), system, dtype)
+        else:
+            base = _base_model(base_model or cfg["base_model"], system, dtype)
+            fit_embeddings(base, tokenizer)
+            model = require("peft").PeftModel.from_pretrained(base, str(folder / ADAPTER_DIR))
         return cls(model, tokenizer, system, cfg["prompt_template"], cfg["max_length"], cfg["base_model"]).eval()
 
     def save(self, folder: str | Path) -> None:
-        """Adapter (LoRA + head), tokenizer, ``reward_model.json`` and ``scoring_system.json``;
-        the manifest is written by the caller (:func:`radscore.export.write_manifest`)."""
+        """Adapter (LoRA + head; fully fine-tuned: the whole model in ``model/``), tokenizer,
+        ``reward_model.json`` and ``scoring_system.json``; the manifest is written by the caller
+        (:func:`radscore.export.write_manifest`)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(str(folder / ADAPTER_DIR))
+        self.model.save_pretrained(str(folder / (MODEL_DIR if self.full else ADAPTER_DIR)))
         self.tokenizer.save_pretrained(str(folder))
         cfg = {"base_model": self.base_model, "prompt_template": self.prompt_template,
                "max_length": self.max_length, "pad_token": self.tokenizer.pad_token,
-               "heads": list(self.system.items), "head_module": self.head_module}
+               "heads": list(self.system.items), "head_module": self.head_module,
+               "finetune": "full" if self.full else "lora"}
         (folder / REWARD_CONFIG).write_text(json.dumps(cfg, indent=1) + "\n")
         (folder / SYSTEM_FILE).write_text(json.dumps(self.system.to_dict(), indent=1) + "\n")
 
     @property
+    def full(self) -> bool:
+        """Whether the whole backbone is trained (no peft adapter)."""
+        return not hasattr(self.model, "get_base_model")
+
+    @property
+    def base(self) -> nn.Module:
+        """The transformers sequence-classification model (under LoRA: peft's base model)."""
+        return self.model if self.full else self.model.get_base_model()
+
+    @property
     def head_module(self) -> str:
-        return head_name(self.model.get_base_model())
+        return head_name(self.base)
 
     # --- inputs and forward ---------------------------------------------------------------------
     def encode(self, references: Sequence[str], candidates: Sequence[str]) -> tuple[list[list[int]], PromptCuts]:

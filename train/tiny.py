@@ -110,17 +110,17 @@ def build_tiny_bleurt_export(folder: str | Path, backbone: str, max_length: int 
 
 
 def build_tiny_reward_export(folder: str | Path, backbone: str, system, seed: int = 1,
-                             template: str = DEFAULT_REWARD_TEMPLATE, max_length: int = 64):
+                             template: str = DEFAULT_REWARD_TEMPLATE, max_length: int = 64, full: bool = False):
     """An ER²Score export (kind ``reward``) on ``backbone`` (e.g. :func:`build_tiny_bert`) for
     ``system`` (a name, dict or :class:`~radscore.systems.ScoringSystem`), with LoRA on query and
-    value and every trainable weight moved at random (LoRA's B starts at zero, which would leave
-    the adapter without effect). Returns the saved :class:`~radscore.reward_model.MultiRewardModel`
-    in eval mode."""
+    value (``full``: the whole model trained, no LoRA) and every trainable weight moved at random
+    (LoRA's B starts at zero, which would leave the adapter without effect). Returns the saved
+    :class:`~radscore.reward_model.MultiRewardModel` in eval mode."""
     from radscore.reward_model import LoraSettings, MultiRewardModel
 
     torch.manual_seed(seed)
     model = MultiRewardModel.build(backbone, system, template, max_length,
-                                   LoraSettings(r=4, target_modules=["query", "value"]))
+                                   LoraSettings(r=4, target_modules=["query", "value"]), full=full)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.requires_grad:

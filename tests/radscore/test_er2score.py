@@ -177,6 +177,22 @@ def test_er2score_input_checks_and_export_kind(tiny_backbone, tmp_path):
         radscore.ER2Score(tmp_path / "export")
 
 
+def test_a_fully_fine_tuned_export_carries_its_whole_model(tiny_backbone, tmp_path):
+    model = build_tiny_reward_export(tmp_path / "export", tiny_backbone, RADCLIQ, full=True)
+    assert not (tmp_path / "export" / "adapter").exists() and (tmp_path / "export" / "model" / "config.json").is_file()
+    assert json.loads((tmp_path / "export" / "reward_model.json").read_text())["finetune"] == "full"
+    scores = radscore.ER2Score(tmp_path / "export", batch_size=2, progress=False).score(CANDIDATES, REFERENCES)
+    ids, _ = model.encode(REFERENCES, CANDIDATES)
+    with torch.no_grad():
+        expected = torch.cat([model(**model.pad([x])) for x in ids])
+        fresh = MultiRewardModel.build(tiny_backbone, RADCLIQ, model.prompt_template, model.max_length, full=True).eval()
+        untrained = torch.cat([fresh(**fresh.pad([x])) for x in ids])
+    assert not torch.allclose(expected, untrained, atol=1e-3)  # the saved weights, not the backbone's, are scored
+    torch.testing.assert_close(torch.tensor([s.rewards for s in scores]), expected, rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="does not apply"):
+        radscore.ER2Score(tmp_path / "export", base_model=tiny_backbone)
+
+
 # --- prompts longer than max_length: the reference is cut first ----------------------------------
 
 @pytest.mark.parametrize("source", ["minilm", "decoder"])

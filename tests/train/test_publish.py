@@ -179,6 +179,27 @@ def test_dry_run_of_a_reward_export_on_a_hub_base_model_touches_no_network(tiny_
     assert "holds no adapter" in capsys.readouterr().err
 
 
+def test_dry_run_of_a_fully_fine_tuned_reward_export_loads_it_whole(tiny_backbone, tmp_path, monkeypatch, capsys):
+    """No adapter and no base model to fetch: the dry run scores with the export as a user would."""
+    import socket
+
+    from radscore.systems import RADCLIQ
+    from train.tiny import build_tiny_reward_export
+
+    folder = tmp_path / "er2_full"
+    build_tiny_reward_export(folder, tiny_backbone, RADCLIQ, full=True)
+    cfg = json.loads((folder / "reward_model.json").read_text())
+    (folder / "reward_model.json").write_text(json.dumps(cfg | {"base_model": "hub-only/not-on-this-disk"}))
+    _set_base(folder, "hub-only/not-on-this-disk")
+    _trained_on(folder, {"rows": "checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl"})
+    monkeypatch.setattr(socket.socket, "connect", lambda *a, **k: (_ for _ in ()).throw(OSError("no network")))
+    assert main([str(folder), "--repo-id", "someone/er2", "--dry-run", "--license", "apache-2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "not checked" not in out and "dry run: nothing uploaded" in out
+    (folder / "model" / "config.json").unlink()
+    assert main([str(folder), "--repo-id", "someone/er2", "--dry-run", "--license", "apache-2.0"]) == 2
+
+
 def test_baselines_beside_the_test_metrics_get_their_own_table_not_the_model_index(export):
     metrics = json.loads((export / "metrics.json").read_text())
     metrics.update({"test/baseline/bleu4/pearson": 0.34, "test/baseline/diff_hunks/kendall": -0.02})

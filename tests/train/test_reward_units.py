@@ -139,6 +139,35 @@ def test_checkpoint_holds_trainable_parameters_and_reloads_identically(er2_rows,
         ER2RewardModel.load_from_checkpoint(tmp_path / "m.ckpt", map_location="cpu", system="mrscore")
 
 
+def test_full_fine_tuning_trains_the_whole_backbone_with_the_head_at_its_own_rate(er2_rows, tiny_backbone, tmp_path):
+    pl.seed_everything(0)
+    dm = RewardDataModule(rows=str(er2_rows / "radcliq_synthetic.jsonl"), backbone=tiny_backbone,
+                          prompt_template=TEMPLATE, max_length=128, batch_size=6)
+    model = ER2RewardModel(backbone=tiny_backbone, prompt_template=TEMPLATE, max_length=128, finetune="full",
+                           modules_to_save=["pooler"], lr=1e-4, head_lr=1e-2)
+    assert all(p.requires_grad for p in model.parameters()) and not any("lora_" in n for n, _ in model.named_parameters())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = pl.Trainer(max_steps=2, accelerator="cpu", logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=1)
+    trainer.fit(model, dm)
+    changed = {k for k, v in model.state_dict().items() if not torch.equal(v, before[k])}
+    assert "reward.model.bert.encoder.layer.0.attention.self.query.weight" in changed
+    assert "reward.model.classifier.weight" in changed and "reward.model.bert.pooler.dense.weight" in changed
+    body, head = trainer.optimizers[0].param_groups
+    named = {id(p): n for n, p in model.named_parameters()}
+    assert {named[id(p)] for p in head["params"]} == {n for n in named.values() if ".classifier." in n or ".pooler." in n}
+    assert len(body["params"]) + len(head["params"]) == len(named)
+    assert body["initial_lr"] == 1e-4 and head["initial_lr"] == 1e-2
+    trainer.save_checkpoint(tmp_path / "full.ckpt")
+    again = ER2RewardModel.load_from_checkpoint(tmp_path / "full.ckpt", map_location="cpu").eval()
+    batch = next(iter(dm.val_dataloader()))
+    with torch.no_grad():
+        torch.testing.assert_close(again(batch["input_ids"], batch["attention_mask"]),
+                                   model.eval()(batch["input_ids"], batch["attention_mask"]), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="finetune"):
+        ER2RewardModel(backbone=tiny_backbone, finetune="partial")
+
+
 def test_the_module_loss_is_specs_sum_by_default_and_mean_on_request(tiny_backbone):
     from train.losses import mre_loss
 

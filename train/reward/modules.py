@@ -1,7 +1,8 @@
 """The ER²Score LightningModule: :class:`radscore.reward_model.MultiRewardModel` trained with the
 MRE loss (:func:`train.losses.mre_loss`).
 
-Checkpoints hold only the trainable parameters (LoRA, the head and any extra ``modules_to_save``):
+Checkpoints hold only the trainable parameters (LoRA, the head and any extra ``modules_to_save``;
+with ``finetune: full`` every parameter):
 the frozen backbone comes from ``backbone`` when a checkpoint is loaded, so an 8B backbone does
 not make every checkpoint 16 GB. Loading checks the task, that the checkpoint's scoring system is
 the model's and that its parameters are exactly the model's trainable ones, then completes the
@@ -29,7 +30,7 @@ TASK = "reward"
 
 
 class ER2RewardModel(EvalStages, pl.LightningModule):
-    """ER²Score: N reward heads on a LoRA-tuned backbone, MRE loss.
+    """ER²Score: N reward heads on a LoRA-tuned (or fully fine-tuned) backbone, MRE loss.
 
     Args:
         backbone: model id, folder or ``packaged:all-MiniLM-L6-v2``.
@@ -50,6 +51,9 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
         gradient_checkpointing: trade compute for memory on large backbones.
         backbone_dropout: keep the backbone's dropout; off by default (our choice, as TRL's reward
             trainer): independent masks on a pair's two prompts swamp the small true differences.
+        finetune: ``lora`` (SPEC §3.3) or ``full``: every backbone weight trained at ``lr``, the head
+            and ``modules_to_save`` at ``head_lr``, the ``lora_*`` settings unused (our option for
+            small backbones; checkpoints and exports then hold the whole model).
     """
 
     task = TASK
@@ -63,10 +67,13 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
                  loss_terms: Literal["both", "total", "individual"] = "both",
                  reduction: Literal["sum", "mean"] = "sum", lr: float = 2e-4,
                  head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
-                 dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False):
+                 dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False,
+                 finetune: Literal["lora", "full"] = "lora"):
         super().__init__()
         if reduction not in ("sum", "mean"):
             raise ValueError(f"reduction={reduction!r}; expected 'sum' (SPEC §3.4) or 'mean'")
+        if finetune not in ("lora", "full"):
+            raise ValueError(f"finetune={finetune!r}; expected 'lora' (SPEC §3.3) or 'full'")
         self.save_hyperparameters()
         resolved = load_system(system)
         self.hparams["system"] = resolved.to_dict()  # the checkpoint needs no system file
@@ -74,7 +81,7 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
             backbone, resolved, prompt_template, max_length,
             LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules, list(modules_to_save or []),
                          lora_layers), dtype,
-            dropout=backbone_dropout)
+            dropout=backbone_dropout, full=finetune == "full")
         if gradient_checkpointing:
             self.reward.model.gradient_checkpointing_enable()
             self.reward.model.enable_input_require_grads()
@@ -146,8 +153,13 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
     # --- optimiser ------------------------------------------------------------------------------------
     def configure_optimizers(self):
         trainable = [(n, p) for n, p in self.named_parameters() if p.requires_grad]
-        return adamw_linear_warmup(self, [p for n, p in trainable if "modules_to_save" not in n],
-                                   [p for n, p in trainable if "modules_to_save" in n])
+        if self.reward.full:  # the head and modules_to_save at head_lr
+            fast = {self.reward.head_module, *(self.hparams.modules_to_save or [])}
+            in_head = lambda n: bool(fast & set(n.split(".")))  # noqa: E731
+        else:
+            in_head = lambda n: "modules_to_save" in n  # noqa: E731
+        return adamw_linear_warmup(self, [p for n, p in trainable if not in_head(n)],
+                                   [p for n, p in trainable if in_head(n)])
 
     # --- checkpoints: trainable parameters only; refuse another task or system -------------------------
     def trainable_keys(self) -> list[str]:
