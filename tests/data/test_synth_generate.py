@@ -162,7 +162,7 @@ def test_clinical_bleurt_rows_are_section_pairs(out):
 
 
 def test_sizes_and_default_generation(tmp_path, corpus):
-    assert parse_sizes("rexval=4, task1=2")["task1"] == 2 and parse_sizes(None)["er2"] == 600
+    assert parse_sizes("rexval=4, task1=2")["task1"] == 2 and parse_sizes(None)["er2"] == 1800
     with pytest.raises(SynthError, match="unknown set 'foo'"):
         parse_sizes("foo=1")
     with pytest.raises(SynthError, match="expected task1=<non-negative integer>"):

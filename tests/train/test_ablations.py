@@ -200,8 +200,8 @@ def test_a_changed_setting_is_not_reused():
     stated = flatten(merged_config(spec, ("--model.lam=0.5",)))
     assert stated["model.init_args.loss_terms"] == "total" and stated["model.init_args.lam"] == 0.5
     saved = dict(stated, **{"model.class_path": "train.reward.modules.ER2RewardModel",
-                            "model.init_args.lr": 0.001, "data.eval_batch_size": 99, "trainer.default_root_dir": "x"})
-    assert config_differences(stated, saved) == []  # same class, 1.0e-3 == 0.001, ignored keys
+                            "model.init_args.lr": 0.00005, "data.eval_batch_size": 99, "trainer.default_root_dir": "x"})
+    assert config_differences(stated, saved) == []  # same class, 5.0e-5 == 0.00005, ignored keys
     saved["model.init_args.lam"] = 1.0
     assert config_differences(stated, saved) == ["model.init_args.lam: run has 1.0, config says 0.5"]
 

@@ -78,7 +78,10 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama,
     assert dm.prompt_template == cli.model.reward.prompt_template and dm.max_length == cli.model.reward.max_length
     assert cli.trainer.checkpoint_callback.monitor == "val/pair_acc"
     trainable = [n for n, p in cli.model.named_parameters() if p.requires_grad]
-    assert trainable and all("lora_" in n or "modules_to_save" in n for n in trainable)
+    if config.stem == "sample":  # the small backbone is trained in full (configs/reward/sample.yaml)
+        assert len(trainable) == len(list(cli.model.parameters())) and not any("lora_" in n for n in trainable)
+    else:  # the paper's LoRA
+        assert trainable and all("lora_" in n or "modules_to_save" in n for n in trainable)
 
 
 def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
@@ -86,14 +89,17 @@ def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
                        f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", "--trainer.fast_dev_run=true"]) == 0
 
 
-def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_backbone, tmp_path, capsys):
+@pytest.mark.parametrize("finetune", ["full", "lora"])
+def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows, tiny_backbone, tmp_path, capsys):
     import radscore
     from radscore.export import read_manifest
     from train.export import export_any
 
+    lora = ["--model.init_args.finetune=lora", "--model.init_args.lora_target_modules=[query,value]"]
     train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
-                f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.lora_target_modules=[query,value]",
+                f"--model.init_args.backbone={tiny_backbone}", *(lora if finetune == "lora" else []),
                 f"--run_dir={tmp_path}", "--trainer.max_epochs=2", *CPU])
+    weights = Path("adapter", "adapter_model.safetensors") if finetune == "lora" else Path("model", "model.safetensors")
     export = tmp_path / "export"
     manifest = read_manifest(export, "reward")
     assert manifest["base_model"] == tiny_backbone and manifest["system"] == "radcliq"
@@ -103,7 +109,7 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_bac
     for key in ("test/pair_acc", "test/reward_margin", "test/kendall", "test/spearman", "test/pair_acc/omission",
                 "test/kendall/omission", "test/spearman/false_prediction", "test/loss"):
         assert key in metrics
-    assert (export / "training_config.yaml").is_file() and (export / "adapter" / "adapter_model.safetensors").is_file()
+    assert (export / "training_config.yaml").is_file() and (export / weights).is_file()
     # beside the model: what text alone reaches on the same test pairs (printed and written)
     from data.ratings import pair_er2_rows, read_er2_jsonl
     from train.baselines import BESIDE_MODEL, unigram_f1
@@ -140,8 +146,7 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(er2_rows, tiny_bac
     assert [s.total for s in scores] == pytest.approx((-expected.sum(1)).tolist(), abs=1e-5)  # error counts
 
     again = export_any(tmp_path, tmp_path / "export2")
-    assert (again / "adapter" / "adapter_model.safetensors").read_bytes() == \
-        (export / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert (again / weights).read_bytes() == (export / weights).read_bytes()
 
 
 def test_unknown_task_and_bad_template_are_clear(er2_rows, tiny_backbone, tmp_path, capsys):
