@@ -56,6 +56,12 @@ ADDED_PAD = "<|pad|>"
 HEAD_NAMES = ("classifier", "score")  # the sequence-classification head of HF models (BERT-like, decoder)
 
 
+def is_full_export(cfg: dict) -> bool:
+    """Whether an export's ``reward_model.json`` (``cfg``) is fully fine-tuned (``model/``, no base
+    model needed); exports written before the key existed are LoRA."""
+    return cfg.get("finetune", "lora") == "full"
+
+
 def check_template(template: str) -> str:
     """The template, or ``ValueError`` unless its only fields are ``{reference}`` and ``{candidate}``."""
     if not isinstance(template, str):
@@ -277,7 +283,7 @@ class MultiRewardModel(nn.Module):
         if tokenizer.pad_token != cfg["pad_token"]:
             raise ValueError(f"{folder}: tokenizer pad token {tokenizer.pad_token!r} differs from the "
                              f"trained one {cfg['pad_token']!r}")
-        if cfg.get("finetune", "lora") == "full":  # the whole model is in the export
+        if is_full_export(cfg):  # the whole model is in the export
             if base_model is not None:
                 raise ValueError(f"{folder}: a fully fine-tuned export carries its whole model in {MODEL_DIR}/; "
                                  f"base_model={base_model!r} does not apply")

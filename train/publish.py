@@ -106,9 +106,10 @@ def check_loads(folder: Path, kind: str, dry_run: bool = False) -> list[str]:
 
             load_ner(str(folder), device="cpu")
         elif kind == "reward":
+            from radscore.reward_model import is_full_export
+
             cfg = json.loads((folder / "reward_model.json").read_text())
-            full = cfg.get("finetune", "lora") == "full"  # the whole model is in the export: nothing to fetch
-            if dry_run and not full and not _local_base_model(cfg.get("base_model")):
+            if dry_run and not is_full_export(cfg) and not _local_base_model(cfg.get("base_model")):
                 base = check_reward_files(folder)
                 unchecked.append(f"base model {base} not loaded (not on this disk; a dry run fetches "
                                  "nothing): the adapter, configs, scoring system and tokenizer were checked")
