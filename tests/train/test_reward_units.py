@@ -2,6 +2,7 @@
 and checkpoints that hold the trainable parameters only."""
 
 import math
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -85,6 +86,46 @@ def test_datamodule_batches_share_candidates(er2_rows, tiny_backbone):
     with pytest.raises(ValueError, match="rows of system"):
         bad = RewardDataModule(rows=str(er2_rows / "mrscore_synthetic.jsonl"), backbone=tiny_backbone, system="radcliq")
         bad.setup("fit")
+
+
+def test_cross_reference_pairs_pair_a_training_batchs_candidates_of_different_references(er2_rows, tiny_backbone):
+    kw = dict(rows=str(er2_rows / "radcliq_synthetic.jsonl"), backbone=tiny_backbone, prompt_template=TEMPLATE,
+              max_length=128, batch_size=6, val_fraction=0.2, test_fraction=0.2)
+    plain, cross = RewardDataModule(**kw), RewardDataModule(**kw, cross_reference_pairs=True)
+    plain.setup("fit"), cross.setup("fit")
+    assert plain.splits["train"] == cross.splits["train"]  # the paper's pairs are unchanged
+    pl.seed_everything(0)
+    a = next(iter(plain.train_dataloader()))
+    pl.seed_everything(0)
+    b = next(iter(cross.train_dataloader()))
+    assert not a["cross"].any() and b["cross"][:6].logical_not().all() and b["cross"][6:].all()
+    for key in ("input_ids", "index_w", "index_l", "totals_w", "totals_l", "subscores_w", "subscores_l"):
+        assert torch.equal(b[key][:6], a[key]), key  # the batch's own pairs come first, as without
+    group = {row: item.group for item in cross.splits["train"] for row in (item.row_w, item.row_l)}
+    total = {row: t for item in cross.splits["train"] for row, t in ((item.row_w, item.total_w),
+                                                                       (item.row_l, item.total_l))}
+    added = list(zip(b["rows_w"][6:], b["rows_l"][6:]))
+    distinct = list(dict.fromkeys(b["rows_w"][:6] + b["rows_l"][:6]))
+    expected = {tuple(sorted(p)) for p in combinations(distinct, 2)
+                if group[p[0]] != group[p[1]] and total[p[0]] != total[p[1]]}
+    assert added and {tuple(sorted(p)) for p in added} == expected and len(added) == len(expected)
+    assert all(total[w] > total[l] for w, l in added)  # the better total is accepted
+    assert torch.equal(b["totals_w"][6:], torch.tensor([total[w] for w, _ in added]))
+    assert b["input_ids"].shape == a["input_ids"].shape  # no extra prompt to encode
+    assert not next(iter(cross.val_dataloader()))["cross"].any()  # evaluation pairs stay the paper's
+    from train.losses import mre_loss
+
+    model = tiny_model(tiny_backbone)
+    rw, rl = model.pair_rewards(b)
+    expected_loss = mre_loss(rw, rl, b["subscores_w"], b["subscores_l"], b["totals_w"], b["totals_l"])
+    assert rw.shape[0] == len(b["cross"]) > 6
+    assert model.training_step(b, 0).item() == pytest.approx(expected_loss.item())  # every pair trains
+    per_pair = mre_loss(rw, rl, b["subscores_w"], b["subscores_l"], b["totals_w"], b["totals_l"], reduction="none")
+    half = tiny_model(tiny_backbone, cross_weight=0.5)
+    assert half.loss(b, rw, rl).item() == pytest.approx((per_pair[:6].sum() + 0.5 * per_pair[6:].sum()).item())
+    assert half.loss(a, *model.pair_rewards(a)).item() == pytest.approx(model.loss(a, *model.pair_rewards(a)).item())
+    with pytest.raises(ValueError, match="cross_weight"):
+        tiny_model(tiny_backbone, cross_weight=-1.0)
 
 
 def tiny_model(backbone, **kw):

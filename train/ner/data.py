@@ -129,13 +129,15 @@ class LengthGroupedSampler(EpochSeededSampler):
             yield from batches[k]
 
 
-def split_loader(dm, items: list, shuffle: bool, sampler=None) -> DataLoader:
+def split_loader(dm, items: list, shuffle: bool, sampler=None, collate=None) -> DataLoader:
     """The DataLoader every task's datamodule uses: evaluation keeps the file order at
-    ``dm.eval_batch_size``; training uses ``sampler`` when given, else plain shuffling."""
+    ``dm.eval_batch_size``; training uses ``sampler`` when given, else plain shuffling.
+    ``collate`` defaults to ``dm.collate``."""
+    collate = collate or dm.collate
     if not shuffle:
-        return DataLoader(items, batch_size=dm.eval_batch_size, collate_fn=dm.collate, num_workers=dm.num_workers)
+        return DataLoader(items, batch_size=dm.eval_batch_size, collate_fn=collate, num_workers=dm.num_workers)
     return DataLoader(items, batch_size=dm.batch_size, shuffle=sampler is None, sampler=sampler,
-                      collate_fn=dm.collate, num_workers=dm.num_workers)
+                      collate_fn=collate, num_workers=dm.num_workers)
 
 
 class NERDataModule(pl.LightningDataModule):

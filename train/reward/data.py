@@ -10,6 +10,9 @@ A batch holds B pairs: ``input_ids``/``attention_mask`` of the batch's distinct 
 ``index_w``/``index_l`` pointing each pair's accepted and rejected candidate into them,
 ``subscores_w``/``subscores_l`` (B, N) and ``totals_w``/``totals_l`` (B,) in internal
 (higher-is-better) units, and the row ids of both sides (for candidate-level correlations).
+With ``cross_reference_pairs`` (opt-in, training batches only) the batch's candidates of
+different references are paired too, by their totals (:meth:`RewardDataModule.collate`), and
+``cross`` (B',) marks those pairs; the paper pairs only candidates of one reference (SPEC §3.2).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
+from itertools import combinations
 from pathlib import Path
 from typing import Literal
 
@@ -103,6 +108,11 @@ class RewardDataModule(pl.LightningDataModule):
         order: training order: ``by_reference`` keeps the pairs of one reference together (they
             share candidates, encoded once per batch), ``by_length`` batches pairs of similar
             prompt length (less padding), ``random`` shuffles.
+        cross_reference_pairs: our opt-in addition to SPEC §3.2, off by default: each training
+            batch also pairs its candidates of *different* references whose totals differ (the
+            better total accepted, margins as for the paper's pairs). It costs no forward pass (the
+            candidates are in the batch already) and ties the reward's level across references,
+            which the paper's within-reference pairs leave free. Evaluation pairs are unchanged.
     """
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
@@ -111,7 +121,8 @@ class RewardDataModule(pl.LightningDataModule):
                  system: str | dict = "radcliq",
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
-                 order: Literal["random", "by_length", "by_reference"] = "by_reference"):
+                 order: Literal["random", "by_length", "by_reference"] = "by_reference",
+                 cross_reference_pairs: bool = False):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
@@ -125,6 +136,7 @@ class RewardDataModule(pl.LightningDataModule):
         if order not in ("random", "by_length", "by_reference"):
             raise ValueError(f"order={order!r}; expected random, by_length or by_reference")
         self.order = order
+        self.cross_reference_pairs = bool(cross_reference_pairs)
         self.tokenizer = None
         self.splits: dict[str, list[PairItem]] = {}
         self.summaries: dict[str, object] = {}
@@ -209,25 +221,38 @@ class RewardDataModule(pl.LightningDataModule):
         return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"]} for n in acc}
 
     # --- batches -----------------------------------------------------------------------------------
-    def collate(self, items: list[PairItem]) -> dict:
+    def collate(self, items: list[PairItem], cross: bool = False) -> dict:
         """Each distinct candidate of the batch is encoded once: ``input_ids`` holds the distinct
-        prompts, ``index_w``/``index_l`` (B,) point each pair's sides into them."""
+        prompts, ``index_w``/``index_l`` (B,) point each pair's sides into them. With ``cross``, the
+        pairs of the batch's candidates of different references with different totals follow the
+        batch's own pairs, and ``cross`` (B',) is True on them."""
         position: dict[str, int] = {}
-        prompts = []
-        for row, ids in [(i.row_w, i.ids_w) for i in items] + [(i.row_l, i.ids_l) for i in items]:
-            if row not in position:
-                position[row] = len(prompts)
-                prompts.append(ids)
+        prompts, sides = [], []  # sides: per distinct row (row id, sub-scores, total, group)
+        for item in items:
+            for row, ids, subs, total in ((item.row_w, item.ids_w, item.subscores_w, item.total_w),
+                                          (item.row_l, item.ids_l, item.subscores_l, item.total_l)):
+                if row not in position:
+                    position[row] = len(prompts)
+                    prompts.append(ids)
+                    sides.append((row, subs, total, item.group))
+        pairs = [((i.row_w, i.subscores_w, i.total_w), (i.row_l, i.subscores_l, i.total_l)) for i in items]
+        n_own = len(pairs)
+        if cross:
+            for a, b in combinations(sides, 2):
+                if a[3] != b[3] and a[2] != b[2]:
+                    w, l = (a, b) if a[2] > b[2] else (b, a)
+                    pairs.append((w[:3], l[:3]))
         padded = self.tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
         f = torch.float32
         return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"],
-                "index_w": torch.tensor([position[i.row_w] for i in items]),
-                "index_l": torch.tensor([position[i.row_l] for i in items]),
-                "subscores_w": torch.tensor([i.subscores_w for i in items], dtype=f),
-                "subscores_l": torch.tensor([i.subscores_l for i in items], dtype=f),
-                "totals_w": torch.tensor([i.total_w for i in items], dtype=f),
-                "totals_l": torch.tensor([i.total_l for i in items], dtype=f),
-                "rows_w": [i.row_w for i in items], "rows_l": [i.row_l for i in items]}
+                "index_w": torch.tensor([position[w[0]] for w, _ in pairs]),
+                "index_l": torch.tensor([position[l[0]] for _, l in pairs]),
+                "subscores_w": torch.tensor([w[1] for w, _ in pairs], dtype=f),
+                "subscores_l": torch.tensor([l[1] for _, l in pairs], dtype=f),
+                "totals_w": torch.tensor([w[2] for w, _ in pairs], dtype=f),
+                "totals_l": torch.tensor([l[2] for _, l in pairs], dtype=f),
+                "cross": torch.arange(len(pairs)) >= n_own,
+                "rows_w": [w[0] for w, _ in pairs], "rows_l": [l[0] for _, l in pairs]}
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         items = self.splits[split]
@@ -236,7 +261,8 @@ class RewardDataModule(pl.LightningDataModule):
             sampler = LengthGroupedSampler([max(len(i.ids_w), len(i.ids_l)) for i in items], self.batch_size)
         elif shuffle and self.order == "by_reference":
             sampler = ReferenceGroupedSampler([i.group for i in items])
-        return split_loader(self, items, shuffle, sampler)
+        cross = shuffle and self.cross_reference_pairs  # training batches only
+        return split_loader(self, items, shuffle, sampler, partial(self.collate, cross=cross))
 
     def train_dataloader(self):
         return self._loader("train", True)

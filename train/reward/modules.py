@@ -54,6 +54,8 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
         finetune: ``lora`` (SPEC §3.3) or ``full``: every backbone weight trained at ``lr``, the head
             and ``modules_to_save`` at ``head_lr``, the ``lora_*`` settings unused (our option for
             small backbones; checkpoints and exports then hold the whole model).
+        cross_weight: weight in the loss of the pairs across references that the data module adds
+            when its ``cross_reference_pairs`` is on (our opt-in; the paper's pairs weigh 1).
     """
 
     task = TASK
@@ -68,12 +70,14 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
                  reduction: Literal["sum", "mean"] = "sum", lr: float = 2e-4,
                  head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
                  dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False,
-                 finetune: Literal["lora", "full"] = "lora"):
+                 finetune: Literal["lora", "full"] = "lora", cross_weight: float = 1.0):
         super().__init__()
         if reduction not in ("sum", "mean"):
             raise ValueError(f"reduction={reduction!r}; expected 'sum' (SPEC §3.4) or 'mean'")
         if finetune not in ("lora", "full"):
             raise ValueError(f"finetune={finetune!r}; expected 'lora' (SPEC §3.3) or 'full'")
+        if not cross_weight >= 0:
+            raise ValueError(f"cross_weight={cross_weight!r}; expected a weight >= 0")
         self.save_hyperparameters()
         resolved = load_system(system)
         self.hparams["system"] = resolved.to_dict()  # the checkpoint needs no system file
@@ -99,9 +103,17 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
 
     def loss(self, batch, rewards_w, rewards_l) -> torch.Tensor:
         hp = self.hparams
-        return mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
+        reduction = hp.get("reduction", "mean")
+        weight = hp.get("cross_weight", 1.0)
+        cross = batch.get("cross")
+        weighted = cross is not None and bool(cross.any()) and weight != 1.0
+        loss = mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
                         batch["totals_l"], lam=hp.lam, c=hp.c,
-                        reduction=hp.get("reduction", "mean"), terms=hp.loss_terms)
+                        reduction="none" if weighted else reduction, terms=hp.loss_terms)
+        if not weighted:
+            return loss
+        loss = loss * torch.where(cross.to(loss.device), weight, 1.0).to(loss.dtype)
+        return loss.sum() if reduction == "sum" else loss.mean()
 
     def on_fit_start(self) -> None:
         total = sum(p.numel() for p in self.parameters())
@@ -112,9 +124,13 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
     def training_step(self, batch, batch_idx):
         rw, rl = self.pair_rewards(batch)
         loss = self.loss(batch, rw, rl)
-        n = len(batch["rows_w"])
+        right = (rw.sum(-1) - rl.sum(-1)) > 0
+        cross = batch.get("cross", torch.zeros_like(right))  # opt-in pairs across references (data module)
+        n = int((~cross).sum())
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
-        self.log("train/pair_acc", ((rw.sum(-1) - rl.sum(-1)) > 0).float().mean(), batch_size=n)
+        self.log("train/pair_acc", right[~cross].float().mean(), batch_size=n)  # the paper's pairs only
+        if cross.any():
+            self.log("train/cross_pair_acc", right[cross].float().mean(), batch_size=int(cross.sum()))
         return loss
 
     # --- evaluation -----------------------------------------------------------------------------------
