@@ -80,8 +80,10 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama,
     trainable = [n for n, p in cli.model.named_parameters() if p.requires_grad]
     if config.stem == "sample":  # the small backbone is trained in full (configs/reward/sample.yaml)
         assert len(trainable) == len(list(cli.model.parameters())) and not any("lora_" in n for n in trainable)
-    else:  # the paper's LoRA
+        assert dm.cross_reference_pairs and cli.model.hparams.cross_weight == 0.5  # our addition (docs/er2score.md)
+    else:  # the paper's LoRA and pairs (SPEC §3.2: candidates of one reference only)
         assert trainable and all("lora_" in n or "modules_to_save" in n for n in trainable)
+        assert not dm.cross_reference_pairs
 
 
 def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
