@@ -103,17 +103,12 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
 
     def loss(self, batch, rewards_w, rewards_l) -> torch.Tensor:
         hp = self.hparams
-        reduction = hp.get("reduction", "mean")
-        weight = hp.get("cross_weight", 1.0)
-        cross = batch.get("cross")
-        weighted = cross is not None and bool(cross.any()) and weight != 1.0
-        loss = mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
-                        batch["totals_l"], lam=hp.lam, c=hp.c,
-                        reduction="none" if weighted else reduction, terms=hp.loss_terms)
-        if not weighted:
-            return loss
-        loss = loss * torch.where(cross.to(loss.device), weight, 1.0).to(loss.dtype)
-        return loss.sum() if reduction == "sum" else loss.mean()
+        per_pair = mre_loss(rewards_w, rewards_l, batch["subscores_w"], batch["subscores_l"], batch["totals_w"],
+                            batch["totals_l"], lam=hp.lam, c=hp.c, reduction="none", terms=hp.loss_terms)
+        if "cross" in batch:  # pairs across references (data module option) weigh cross_weight
+            cross = batch["cross"].to(per_pair.device)
+            per_pair = per_pair * torch.where(cross, hp.get("cross_weight", 1.0), 1.0).to(per_pair.dtype)
+        return per_pair.sum() if hp.get("reduction", "mean") == "sum" else per_pair.mean()
 
     def on_fit_start(self) -> None:
         total = sum(p.numel() for p in self.parameters())
@@ -125,7 +120,7 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
         rw, rl = self.pair_rewards(batch)
         loss = self.loss(batch, rw, rl)
         right = (rw.sum(-1) - rl.sum(-1)) > 0
-        cross = batch.get("cross", torch.zeros_like(right))  # opt-in pairs across references (data module)
+        cross = batch["cross"]  # opt-in pairs across references (data module)
         n = int((~cross).sum())
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         self.log("train/pair_acc", right[~cross].float().mean(), batch_size=n)  # the paper's pairs only
