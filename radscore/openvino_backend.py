@@ -143,8 +143,8 @@ class OpenVINOModel:
     @property
     def precision(self) -> str:
         """The precision OpenVINO runs the model in (``"fp32"`` or ``"bf16"``)."""
-        hint = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))
-        return "bf16" if "bf16" in hint.lower() else "fp32"
+        hint = str(self.compiled.get_property("INFERENCE_PRECISION_HINT")).lower()  # e.g. "<Type: 'bfloat16'>"
+        return "bf16" if ("bf16" in hint or "bfloat16" in hint) else "fp32"
 
     def __getattr__(self, name):  # config, max_span_width, ...: the torch model's
         return getattr(self.__dict__["torch_model"], name)
