@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import torch
 
-from train.module_common import adamw_linear_warmup, fused_adamw_supported
+from train.lightning.module import adamw_linear_warmup, fused_adamw_allowed, fused_adamw_supported
 
 
 def _module(lr=1e-2, head_lr=None):
@@ -42,3 +42,18 @@ def test_fused_and_default_adamw_make_the_same_updates():
     assert min(float((w - w0).abs().max()) for w, w0 in zip(weights, start)) > 1e-3  # they did move
     for w, c in zip(weights, copies):
         assert torch.allclose(w, c, atol=1e-6), float((w - c).abs().max())
+
+
+def test_no_fused_kernel_where_mixed_precision_clips_gradients():
+    """bf16-mixed keeps its precision on a CPU with native bf16, where Lightning's mixed-precision plugin
+    refuses gradient clipping with a fused optimiser: the default AdamW is used there instead."""
+    from pytorch_lightning.plugins.precision import MixedPrecision, Precision
+
+    mixed = MixedPrecision("bf16-mixed", "cpu")
+    assert not fused_adamw_allowed(SimpleNamespace(gradient_clip_val=1.0, precision_plugin=mixed))
+    assert fused_adamw_allowed(SimpleNamespace(gradient_clip_val=None, precision_plugin=mixed))
+    assert fused_adamw_allowed(SimpleNamespace(gradient_clip_val=1.0, precision_plugin=Precision()))
+    module, body, head = _module()
+    module.trainer = SimpleNamespace(estimated_stepping_batches=10, gradient_clip_val=1.0, precision_plugin=mixed)
+    opt = adamw_linear_warmup(module, list(body.parameters()), list(head.parameters()))["optimizer"]
+    assert not opt.defaults["fused"]

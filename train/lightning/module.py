@@ -35,6 +35,17 @@ def fused_adamw_supported(params: list) -> bool:
     return bool(params) and all(p.is_floating_point() and p.device.type in FUSED_DEVICES for p in params)
 
 
+def fused_adamw_allowed(trainer) -> bool:
+    """Whether the trainer lets a fused optimiser run: Lightning's mixed-precision plugin (``bf16-mixed``,
+    ``16-mixed``) refuses gradient clipping with an optimiser that unscales gradients itself, which is
+    how it sees every fused one. A CPU with native bf16 keeps ``bf16-mixed`` (:mod:`train.lightning.precision`),
+    so a config that clips gradients there gets the default multi-tensor AdamW (the same update)."""
+    from pytorch_lightning.plugins.precision import MixedPrecision
+
+    clipping = bool(getattr(trainer, "gradient_clip_val", None))
+    return not (clipping and isinstance(getattr(trainer, "precision_plugin", None), MixedPrecision))
+
+
 def adamw_linear_warmup(module, body: list, head: list) -> dict:
     """AdamW with ``hparams.weight_decay`` over two groups, ``body`` at ``hparams.lr`` and ``head``
     at ``hparams.head_lr`` (``hparams.lr`` when unset), empty groups left out, and a linear
@@ -45,7 +56,7 @@ def adamw_linear_warmup(module, body: list, head: list) -> dict:
     groups = [{"params": body, "lr": hp.lr}, {"params": head, "lr": hp.head_lr or hp.lr}]
     params = [p for g in groups for p in g["params"]]
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=hp.weight_decay,
-                                  fused=fused_adamw_supported(params) or None)
+                                  fused=(fused_adamw_supported(params) and fused_adamw_allowed(module.trainer)) or None)
     total = max(1, int(module.trainer.estimated_stepping_batches))
     scheduler = get_linear_schedule_with_warmup(optimizer, int(hp.warmup_ratio * total), total)
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
