@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from data.ratings import read_er2_jsonl  # noqa: E402
-from train.baselines import diff_hunks  # noqa: E402
+from train.evaluation.baselines import diff_hunks  # noqa: E402
 
 
 def centred(values: np.ndarray, groups: np.ndarray) -> np.ndarray:

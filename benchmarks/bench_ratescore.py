@@ -480,7 +480,7 @@ def _cpu_name() -> str:
 def memory_runs(args, encoder: str) -> dict:
     big_ner, big_encoder = args.big_ner or args.ner, args.big_encoder or encoder
     if "tiny" in (args.big_ner, args.big_encoder):  # the streaming code path with small models
-        from train.tiny import build_tiny_bert, build_tiny_iob_export
+        from train.rehearsal.tiny import build_tiny_bert, build_tiny_iob_export
 
         tiny_dir = tempfile.mkdtemp(prefix="bench_tiny_")
         if args.big_ner == "tiny":

@@ -4,7 +4,7 @@
 
 For each seed, generates the default synthetic sets (``python -m data synth`` sizes) into a
 temporary folder and scores the evaluation side of every set with the trivial baselines of
-:mod:`train.baselines` (difflib change hunks, negation-cue count difference, unigram F1) and
+:mod:`train.evaluation.baselines` (difflib change hunks, negation-cue count difference, unigram F1) and
 BLEU-4 for reference: Kendall tau-b against the ReXVal-layout mean error counts (all errors, and
 clinically significant ones), against the Task 2 test scores and the ER² RadCliQ test totals; the
 accuracy on the ER² RadCliQ test pairs (the better total strictly higher: a tie is a miss), Pearson
@@ -32,9 +32,9 @@ from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E
 from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
-from train.baselines import pair_baselines, rating_baselines  # noqa: E402
+from train.evaluation.baselines import pair_baselines, rating_baselines  # noqa: E402
 
-METRICS = ("diff_hunks", "negation_keywords", "unigram_f1", "bleu4")  # train.baselines names, table order
+METRICS = ("diff_hunks", "negation_keywords", "unigram_f1", "bleu4")  # train.evaluation.baselines names, table order
 
 
 def _rated(rows, target, statistic: str) -> dict:

@@ -5,9 +5,9 @@
 The sample IOB configuration (packaged all-MiniLM-L6-v2, batch 16, real length-grouped batches of
 the shipped corpus's training split) timed for one optimizer step, split into forward, backward
 and optimizer, in four settings: fp32 with torch's default AdamW (multi-tensor) and with the fused
-AdamW kernel that :func:`train.module_common.adamw_linear_warmup` uses, and bf16 autocast with
+AdamW kernel that :func:`train.lightning.module.adamw_linear_warmup` uses, and bf16 autocast with
 each (what ``precision: bf16-mixed`` does on the CPU). Prints the CPU's bf16 flags, a table and
-writes JSON: the figures behind ``train/precision.py`` (bf16 on a CPU without native bf16) and
+writes JSON: the figures behind ``train/lightning/precision.py`` (bf16 on a CPU without native bf16) and
 the fused optimizer. Timings depend on the machine and its load; run it on a quiet one.
 """
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from train.ner.data import NERDataModule  # noqa: E402
 from train.ner.modules import IOBTagger  # noqa: E402
-from train.precision import cpu_has_native_bf16  # noqa: E402
+from train.lightning.precision import cpu_has_native_bf16  # noqa: E402
 
 
 def batches(n: int) -> list[dict]:

@@ -83,7 +83,7 @@ def main() -> None:
 
     from radscore import RaTEScore
     from radscore.scoring import AffinityMatrix, rate_score
-    from train.metaeval import correlation
+    from train.evaluation.metaeval import correlation
     from train.tune.precompute import EmbeddingCache, EntityCache, ScorerSettings, precompute
     from train.tune.search import Objective
 

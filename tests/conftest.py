@@ -20,7 +20,7 @@ import pytest
 @pytest.fixture(scope="session")
 def tiny_backbone(tmp_path_factory):
     """A tiny random BERT (2 layers, hidden 32) with the packaged MiniLM tokenizer: fast tests."""
-    from train.tiny import build_tiny_bert
+    from train.rehearsal.tiny import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), seed=0)
 

@@ -25,9 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0 if argv else 2
     task, rest = argv[0], argv[1:]
-    from train import quiet
+    from train.lightning import quiet
 
-    quiet.install()  # only the known-harmless library messages (train/quiet.py)
+    quiet.install()  # only the known-harmless library messages (train/lightning/quiet.py)
     if task == "ner":
         from train.ner.cli import main as ner_main
 
@@ -55,17 +55,17 @@ def main(argv: list[str] | None = None) -> int:
 
         return ablations_main(rest)
     if task == "rehearse":
-        from train.rehearse import main as rehearse_main
+        from train.rehearsal.rehearse import main as rehearse_main
 
         return rehearse_main(rest)
     if task == "publish":
-        from train.publish import main as publish_main
+        from train.release.publish import main as publish_main
 
         return publish_main(rest)
     if task == "export":
         import argparse
 
-        from train.export import export_any
+        from train.release.export import export_any
 
         p = argparse.ArgumentParser(prog="python -m train export")
         p.add_argument("run_or_ckpt")

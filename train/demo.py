@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from radscore.scoring import AffinityMatrix
-from train.baselines import TRIVIAL_LABELS
+from train.evaluation.baselines import TRIVIAL_LABELS
 
 SYNTHETIC_NOTE = ("SYNTHETIC data: sample reports edited by data.synth with simulated ratings. These numbers "
                   "check the pipeline; they are not RaTE-Eval results and not the paper's.")
@@ -71,7 +71,7 @@ def score_metrics(refs: list[str], cands: list[str], ner: str, encoder: str, mat
                   scorer_settings, baselines: list[str], progress: bool) -> tuple[dict, dict]:
     """Scores of every metric on the pairs: ``(scores by metric, unavailable metric -> reason)``."""
     from radscore import RaTEScore
-    from train.baselines import score_baselines
+    from train.evaluation.baselines import score_baselines
 
     scores = {}
     # one scorer, its models run once: the other matrices rescore from its caches (with_matrix)
@@ -151,7 +151,7 @@ def held_out(cfg) -> tuple[list, list]:
 
 def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
-    from train.metaeval import agreement, breakdown, triad_accuracy
+    from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
     from train.tune.config import load_config
     from train.tune.report import heatmap
@@ -246,7 +246,7 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
 
 
 def main(argv: list[str] | None = None) -> int:
-    from train.baselines import BASELINES
+    from train.evaluation.baselines import BASELINES
 
     parser = argparse.ArgumentParser(prog="python -m train demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

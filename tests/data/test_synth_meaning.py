@@ -21,7 +21,7 @@ from data.annotation import read_reports
 from data.rexval import read_rexval
 from data.synth import generate
 from data.synth.generate import REPO, Generator
-from train.baselines import diff_hunks
+from train.evaluation.baselines import diff_hunks
 
 SIZES = {"rexval": 80, "task1": 0, "task2": 40, "task3": 40, "er2": 0, "bleurt": 0}
 TYPOS = ("spelling", "grammar")

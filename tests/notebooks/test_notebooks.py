@@ -17,7 +17,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 from radscore.systems import RADCLIQ  # noqa: E402
-from train.tiny import FORCE_TINY_ENV, WalkthroughExport, walkthrough_export  # noqa: E402
+from train.rehearsal.tiny import FORCE_TINY_ENV, WalkthroughExport, walkthrough_export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"

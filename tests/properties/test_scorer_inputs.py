@@ -17,7 +17,7 @@ from radscore import ER2Score, RaTEScore
 from radscore.bleurt import ClinicalBLEURT
 from radscore.inputs import check_reports
 from radscore.systems import RADCLIQ
-from train.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
+from train.rehearsal.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
 
 SCALE = 40 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 4
 CHARS = st.characters(exclude_categories=("Cs",))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from radscore.cli import bootstrap_ci, main, read_reports, summary
-from train.tiny import build_tiny_iob_export
+from train.rehearsal.tiny import build_tiny_iob_export
 
 CANDS = ["No pleural effusion. Heart size normal.", "", "Mild cardiomegaly.\u00a0Ödem.", "Liver is enlarged."]
 REFS = ["Small left pleural effusion.", "No pneumothorax.", "Heart size is normal.", "Fatty liver."]

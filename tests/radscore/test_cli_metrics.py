@@ -15,7 +15,7 @@ import pytest
 from radscore.cli import compare_systems, main
 from radscore.stats import paired_bootstrap_p, randomization_p
 from radscore.systems import RADCLIQ
-from train.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
+from train.rehearsal.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
 
 CANDS = ["No pleural effusion. Heart size normal.", "", "Mild cardiomegaly.", "Liver is enlarged."]
 REFS = ["Small left pleural effusion.", "No pneumothorax.", "Heart size is normal.", "Fatty liver."]

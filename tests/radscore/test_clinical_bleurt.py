@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from train.tiny import build_tiny_bleurt_export
+from train.rehearsal.tiny import build_tiny_bleurt_export
 
 import radscore
 from radscore.bleurt import BleurtScore, ClinicalBLEURT, encode_pairs, longest_first

@@ -11,7 +11,7 @@ from radscore.export import write_manifest
 from radscore.reward_model import (LoraSettings, MultiRewardModel, check_template, ensure_pad_token,
                                    load_tokenizer)
 from radscore.systems import MRSCORE, RADCLIQ, ScoringSystem, ScoringSystemError, load_system
-from train.tiny import build_tiny_reward_export
+from train.rehearsal.tiny import build_tiny_reward_export
 
 # --- scoring systems ------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import pytest
 from radscore import RaTEScore
 from radscore.hub import ModelNotFoundError, fingerprint, snapshot
 from radscore.inputs import check_reports, pair_arguments
-from train.tiny import build_tiny_iob_export
+from train.rehearsal.tiny import build_tiny_iob_export
 
 CANDS = ["No pleural effusion.", "Mild cardiomegaly.", "", "Right lower lobe pneumonia."]
 REFS = ["Small left pleural effusion.", "Heart size is normal.", "No pneumothorax.", "Pneumonia in the right lower lobe."]
@@ -114,14 +114,14 @@ def hub_cache(root: Path, repo_id: str, folder: Path, revision: str = "012345678
 
 
 def snippet(kind: str, repo_id: str) -> str:
-    from train.publish import usage
+    from train.release.publish import usage
 
     return re.search(r"```python\n(.*?)```", usage(kind, repo_id), re.S).group(1)
 
 
 def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
     from radscore.systems import RADCLIQ
-    from train.tiny import build_tiny_bleurt_export, build_tiny_reward_export, build_tiny_span_export
+    from train.rehearsal.tiny import build_tiny_bleurt_export, build_tiny_reward_export, build_tiny_span_export
 
     built = {"ner-iob": build_tiny_iob_export(tmp_path / "iob", seed=0, head_std=0.3, o_bias=2.5),
              "ner-span": build_tiny_span_export(tmp_path / "span"),
@@ -129,7 +129,7 @@ def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
              "bleurt": build_tiny_bleurt_export(tmp_path / "bleurt", tiny_backbone)}
     build_tiny_reward_export(tmp_path / "reward", tiny_backbone, RADCLIQ, max_length=48)
     from radscore.scoring import AffinityMatrix
-    from train.bundle import write_bundle
+    from train.release.bundle import write_bundle
 
     built["ratescore"] = write_bundle(tmp_path / "bundle", built["ner-iob"], tiny_backbone,
                                       AffinityMatrix.builtin("short"), splitter="builtin")
@@ -159,7 +159,7 @@ def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
 
 def test_hub_ids_resolve_to_the_cached_snapshot(tmp_path, tiny_backbone, monkeypatch):
     from radscore.bleurt import ClinicalBLEURT
-    from train.tiny import build_tiny_bleurt_export
+    from train.rehearsal.tiny import build_tiny_bleurt_export
 
     folder = build_tiny_bleurt_export(tmp_path / "bleurt", tiny_backbone)
     hub_cache(tmp_path / "hub", "you/bleurt-tiny", Path(folder), revision="f" * 40)

@@ -11,7 +11,7 @@ import pytest
 
 from radscore import ClinicalBLEURT, ER2Score, RaTEScore
 from radscore.systems import RADCLIQ
-from train.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
+from train.rehearsal.tiny import build_tiny_bleurt_export, build_tiny_iob_export, build_tiny_reward_export
 
 CANDS = ["No pleural effusion. Heart size normal.", "", "Mild cardiomegaly.", "Liver is enlarged."]
 REFS = ["Small left pleural effusion.", "No pneumothorax.", "Heart size is normal.", "Fatty liver."]
@@ -103,7 +103,7 @@ def test_grpo_trainer_calls_the_reward_on_its_own_completions(exports, tmp_path)
     from trl import GRPOConfig, GRPOTrainer
 
     from radscore.integrations.trl import reward_function
-    from train.standins import build_model
+    from train.rehearsal.standins import build_model
 
     build_model("Qwen/Qwen1.5-7B", tmp_path / "policy")  # a tiny random Qwen2 with a byte-level BPE
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "policy")

@@ -1,6 +1,6 @@
 """NER inference: the released decoding rules, windowing of long sentences, export loading.
 
-The tiny random exports come from ``train/tiny.py`` (shared with the notebooks).
+The tiny random exports come from ``train/rehearsal/tiny.py`` (shared with the notebooks).
 """
 
 import json
@@ -14,10 +14,10 @@ from radscore.ner import (Entity, IOBRecognizer, SpanRecognizer, central_window,
                           load_ner, ner_kind, windows)
 from radscore.span_model import SPAN_CLASSES
 from radscore.text import WORD_RE, clean_sentences, keep_sentence, tokenize_words
-from train.tiny import build_tiny_iob_export, build_tiny_span_export
+from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_span_export
 
 
-# ---- tiny exports (train/tiny.py) -----------------------------------------------------------
+# ---- tiny exports (train/rehearsal/tiny.py) -----------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_iob(tmp_path_factory):
     return build_tiny_iob_export(tmp_path_factory.mktemp("tiny_iob"))

@@ -13,7 +13,7 @@ pytest.importorskip("openvino")
 
 from radscore import RaTEScore  # noqa: E402
 from radscore import openvino_backend as ovb  # noqa: E402
-from train.tiny import build_tiny_iob_export, build_tiny_span_export  # noqa: E402
+from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_span_export  # noqa: E402
 
 CANDIDATES = ["Small left pleural effusion. No pneumothorax.",
               "Endotracheal tube terminates 4 cm above the carina.\nHeart size is normal.",

@@ -54,7 +54,7 @@ def test_every_module_radscore_imports_is_a_dependency_or_a_named_extra():
 
 def test_er2score_without_peft_names_the_extra(tiny_backbone, tmp_path, monkeypatch):
     from radscore.systems import RADCLIQ
-    from train.tiny import build_tiny_reward_export
+    from train.rehearsal.tiny import build_tiny_reward_export
 
     build_tiny_reward_export(tmp_path / "er2", tiny_backbone, RADCLIQ)
     monkeypatch.setitem(sys.modules, "peft", None)  # as if peft were not installed

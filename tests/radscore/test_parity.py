@@ -25,7 +25,7 @@ import pytest
 
 from radscore import RaTEScore
 from radscore.models import PACKAGED_MINILM, resolve_model_path
-from train.tiny import build_tiny_iob_export
+from train.rehearsal.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -56,7 +56,7 @@ def _export(which: str, tmp_path_factory) -> str:
     # sample IOB config on the shipped corpus with a tiny BERT (a few epochs, about a minute),
     # exported by the CLI as `make train-ner` does.
     from train.ner.cli import main as ner_main
-    from train.tiny import build_tiny_bert
+    from train.rehearsal.tiny import build_tiny_bert
 
     root = tmp_path_factory.mktemp("trained")
     backbone = build_tiny_bert(root / "backbone", seed=0)

@@ -9,7 +9,7 @@ import pytest
 from radscore import RaTEScore
 from radscore.ratescore import PairScore
 from radscore.scoring import AffinityMatrix
-from train.tiny import build_tiny_iob_export, build_tiny_span_export
+from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_span_export
 
 REPORTS = [
     "No pleural effusion or pneumothorax. Heart size is normal.",

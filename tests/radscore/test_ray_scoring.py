@@ -10,7 +10,7 @@ import pytest
 from radscore.cli import main, score_records
 from radscore.integrations import make_scorer
 from radscore.systems import RADCLIQ
-from train.tiny import build_tiny_iob_export, build_tiny_reward_export
+from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_reward_export
 
 ray = pytest.importorskip("ray")
 

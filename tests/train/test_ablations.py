@@ -41,7 +41,7 @@ def _finish_run(run_dir: Path, spec: RunSpec, build_export, metrics: dict) -> No
 
 @pytest.fixture(scope="module")
 def finished_runs(tmp_path_factory, tiny_backbone):
-    from train.tiny import build_tiny_iob_export, build_tiny_reward_export
+    from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_reward_export
 
     root = tmp_path_factory.mktemp("runs")
     rng = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     assert "shortened runs (test)" in (out / "er2-loss.md").read_text()
     assert loss["L_tot only"]["Kendall ours"] != loss["L_ind + λ·L_tot"]["Kendall ours"]  # two different runs
     # the trivial baselines (no model) sit beside the metrics in every table of synthetic pairs
-    from train.baselines import TRIVIAL_LABELS
+    from train.evaluation.baselines import TRIVIAL_LABELS
 
     for name in ("rexval", "rate-eval", "er2-metrics"):
         trivial = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] in TRIVIAL_LABELS.values()}

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from train.baselines import (BaselineUnavailable, bertscore, bleu, meteor, meteor_unavailable_reason, rouge_l,
+from train.evaluation.baselines import (BaselineUnavailable, bertscore, bleu, meteor, meteor_unavailable_reason, rouge_l,
                              score_baselines, tokenize)
 
 
@@ -62,7 +62,7 @@ def test_an_unknown_baseline_is_refused():
 
 
 def test_trivial_baselines_count_hunks_negations_and_unigrams():
-    from train.baselines import diff_hunks, negation_keywords, score_baselines, unigram_f1
+    from train.evaluation.baselines import diff_hunks, negation_keywords, score_baselines, unigram_f1
 
     ref = "No pleural effusion. Heart size is normal."
     same, negflip = ref, "Small pleural effusion. Heart size is normal."
@@ -79,7 +79,7 @@ def test_trivial_baselines_count_hunks_negations_and_unigrams():
 
 def test_pair_and_rating_baselines_beside_a_model():
     """What the training CLI prints beside a model's test figures: a tie is a miss, undefined is nan."""
-    from train.baselines import BESIDE_MODEL, beside_baselines_table, pair_baselines, rating_baselines
+    from train.evaluation.baselines import BESIDE_MODEL, beside_baselines_table, pair_baselines, rating_baselines
 
     ref = "No pleural effusion. Heart size is normal."
     better, worse = "No pleural effusion. Heart size is enlarged.", "Small pleural effusion. Heart is enlarged."

@@ -64,7 +64,7 @@ def test_fast_dev_run_through_the_command_line(rows, tiny_backbone, tmp_path):
 def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone, tmp_path, capsys):
     from radscore import ClinicalBLEURT
     from radscore.export import read_manifest
-    from train.export import export_any
+    from train.release.export import export_any
 
     _train("fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
            f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
@@ -76,7 +76,7 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
     # beside the model: what text alone reaches on the same test rows (printed and written)
     from scipy.stats import kendalltau, pearsonr
 
-    from train.baselines import BESIDE_MODEL, bleu, diff_hunks
+    from train.evaluation.baselines import BESIDE_MODEL, bleu, diff_hunks
 
     assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
                                                         for s in ("pearson", "kendall")}

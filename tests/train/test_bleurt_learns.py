@@ -14,7 +14,7 @@ import pytorch_lightning as pl
 from data.synth import generate
 from data.synth.generate import SAMPLES
 from train.bleurt import BleurtDataModule, ClinicalBLEURTRegressor
-from train.precision import effective_precision
+from train.lightning.precision import effective_precision
 
 
 def short_synthetic_rows(folder, n_rows: int):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from train.demo import main, run
-from train.tiny import build_tiny_iob_export
+from train.rehearsal.tiny import build_tiny_iob_export
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from radscore.export import MANIFEST, read_manifest
-from train.export import export_any
-from train.export_base import STAGING_PREFIX, ExportTargetError, UnsafeCheckpointError, staged_export
+from train.release.export import export_any
+from train.release.base import STAGING_PREFIX, ExportTargetError, UnsafeCheckpointError, staged_export
 from train.ner.cli import NERCLI
 from train.ner.data import NERDataModule
 from train.ner.modules import NERTagger
@@ -100,7 +100,7 @@ def write_then_die(folder, *a, **k):
     (folder / "half_written.bin").write_bytes(b"x" * 1000)
     os.kill(os.getpid(), signal.SIGKILL)
 ner_export.write_manifest = write_then_die
-from train.export import export_any
+from train.release.export import export_any
 export_any(sys.argv[1], sys.argv[2])
 """
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from train.memory import GIB, Architecture, estimate_training_memory, precision_bytes
+from train.lightning.memory import GIB, Architecture, estimate_training_memory, precision_bytes
 
 
 def test_precision_bytes():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from train.composite import Composite, evaluate_composite
-from train.metaeval import agreement, breakdown, correlation_test, correlation_with_ci, group_split, triad_accuracy
+from train.evaluation.composite import Composite, evaluate_composite
+from train.evaluation.metaeval import agreement, breakdown, correlation_test, correlation_with_ci, group_split, triad_accuracy
 
 
 def test_correlation_test_is_scipys_statistic_and_p_value():

@@ -1,8 +1,8 @@
-"""bf16 on the CPU only where the CPU has native bfloat16 (train/precision.py)."""
+"""bf16 on the CPU only where the CPU has native bfloat16 (train/lightning/precision.py)."""
 
 from __future__ import annotations
 
-from train.precision import cpu_flags, cpu_has_native_bf16, effective_precision
+from train.lightning.precision import cpu_flags, cpu_has_native_bf16, effective_precision
 
 AVX2 = {"fpu", "sse2", "avx", "avx2", "fma"}
 AMX = AVX2 | {"avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}

@@ -5,8 +5,8 @@ import json
 import pytest
 import yaml
 
-from train.tiny import build_tiny_iob_export
-from train.publish import PublishError, main, publish
+from train.rehearsal.tiny import build_tiny_iob_export
+from train.release.publish import PublishError, main, publish
 
 
 def _trained_on(folder, data: dict):
@@ -152,7 +152,7 @@ def test_dry_run_of_a_reward_export_on_a_hub_base_model_touches_no_network(tiny_
     import socket
 
     from radscore.systems import RADCLIQ
-    from train.tiny import build_tiny_reward_export
+    from train.rehearsal.tiny import build_tiny_reward_export
 
     folder = tmp_path / "er2"
     build_tiny_reward_export(folder, tiny_backbone, RADCLIQ)
@@ -184,7 +184,7 @@ def test_dry_run_of_a_fully_fine_tuned_reward_export_loads_it_whole(tiny_backbon
     import socket
 
     from radscore.systems import RADCLIQ
-    from train.tiny import build_tiny_reward_export
+    from train.rehearsal.tiny import build_tiny_reward_export
 
     folder = tmp_path / "er2_full"
     build_tiny_reward_export(folder, tiny_backbone, RADCLIQ, full=True)

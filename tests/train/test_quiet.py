@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from train.quiet import harmless_load_report
+from train.lightning.quiet import harmless_load_report
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "\x1b[1mBertForTokenClassification LOAD REPORT\x1b[0m from: /x\nKey | Status | \n----+----+-\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.rehearse import FAST, Rehearsal, discover
-from train.standins import MISSING, REAL, hub_ids, substitution
+from train.rehearsal.rehearse import FAST, Rehearsal, discover
+from train.rehearsal.standins import MISSING, REAL, hub_ids, substitution
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

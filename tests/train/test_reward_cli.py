@@ -95,7 +95,7 @@ def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
 def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows, tiny_backbone, tmp_path, capsys):
     import radscore
     from radscore.export import read_manifest
-    from train.export import export_any
+    from train.release.export import export_any
 
     lora = ["--model.init_args.finetune=lora", "--model.init_args.lora_target_modules=[query,value]"]
     train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
@@ -114,7 +114,7 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows
     assert (export / "training_config.yaml").is_file() and (export / weights).is_file()
     # beside the model: what text alone reaches on the same test pairs (printed and written)
     from data.ratings import pair_er2_rows, read_er2_jsonl
-    from train.baselines import BESIDE_MODEL, unigram_f1
+    from train.evaluation.baselines import BESIDE_MODEL, unigram_f1
 
     assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
                                                         for s in ("pair_acc", "kendall")}

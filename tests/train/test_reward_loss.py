@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from train.losses import mre_individual_term, mre_loss, mre_total_term
+from train.reward.losses import mre_individual_term, mre_loss, mre_total_term
 
 # One pair, four heads, each in another branch:
 #   j=0  m_j = 3-1 = 2 > 0, Δr = 0.5       -> ReLU(-0.5 + 2)        = 1.5    dL/dr_w = -1/4

@@ -113,7 +113,7 @@ def test_cross_reference_pairs_pair_a_training_batchs_candidates_of_different_re
     assert torch.equal(b["totals_w"][6:], torch.tensor([total[w] for w, _ in added]))
     assert b["input_ids"].shape == a["input_ids"].shape  # no extra prompt to encode
     assert not next(iter(cross.val_dataloader()))["cross"].any()  # evaluation pairs stay the paper's
-    from train.losses import mre_loss
+    from train.reward.losses import mre_loss
 
     model = tiny_model(tiny_backbone)
     rw, rl = model.pair_rewards(b)
@@ -210,7 +210,7 @@ def test_full_fine_tuning_trains_the_whole_backbone_with_the_head_at_its_own_rat
 
 
 def test_the_module_loss_is_specs_sum_by_default_and_mean_on_request(tiny_backbone):
-    from train.losses import mre_loss
+    from train.reward.losses import mre_loss
 
     torch.manual_seed(0)
     rw, rl = torch.randn(5, 6), torch.randn(5, 6)

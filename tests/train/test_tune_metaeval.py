@@ -1,11 +1,11 @@
-"""train.metaeval: correlations, the split by group (never leaks) and the grouped bootstrap."""
+"""train.evaluation.metaeval: correlations, the split by group (never leaks) and the grouped bootstrap."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from data.ratings import RatedPair
-from train.metaeval import (bootstrap_ci, correlation, correlation_with_ci, group_split, shared_groups)
+from train.evaluation.metaeval import (bootstrap_ci, correlation, correlation_with_ci, group_split, shared_groups)
 from train.tune.config import SplitSettings
 from train.tune.data import split_pairs
 

@@ -82,8 +82,8 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
     assert set(results) == {"tuned", "long", "short", "uniform", "diff_hunks", "negation_keywords", "unigram_f1"}
     assert "diff_hunks" in printed and "trivial baselines" in printed
     # a trivial row is the baseline's own correlation on the same test pairs
-    from train.baselines import diff_hunks
-    from train.metaeval import correlation_with_ci
+    from train.evaluation.baselines import diff_hunks
+    from train.evaluation.metaeval import correlation_with_ci
     from train.tune.data import read_pairs, split_pairs
 
     cfg = load_config(cfg_path)
@@ -117,7 +117,7 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
     bundled = RaTEScore.from_bundle(str(out / "bundle"))
     assert bundled.compute_score([p.candidate for p in pairs], [p.reference for p in pairs]) == direct
     assert bundled.matrix == matrix and (out / "bundle" / "ner" / "radscore_manifest.json").is_file()
-    from train.publish import PublishError, publish
+    from train.release.publish import PublishError, publish
 
     with pytest.raises(PublishError, match="training data not known"):  # the ratings live in a temp folder
         publish(out / "bundle", "you/ratescore-tuned", dry_run=True, echo=lambda *_: None)

@@ -1,6 +1,6 @@
 """W&B follows the user: WANDB_MODE when set, online with a configured account, offline without."""
 
-from train.wandb_mode import apply, choose_mode
+from train.lightning.wandb_mode import apply, choose_mode
 
 
 def test_wandb_mode_follows_the_users_account(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from train.tiny import build_tiny_iob_export
+from train.rehearsal.tiny import build_tiny_iob_export
 
 
 def tiny_ner(folder: Path) -> str:

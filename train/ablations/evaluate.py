@@ -6,9 +6,9 @@
   are; a folder that data.synth made is called SYNTHETIC whatever the profile's label says.
 - RaTEScore: through :func:`train.tune.precompute.precompute` (entities and embeddings cached on
   disk under ``<output>/cache``, keyed by the models' content), with the profile's NER run.
-- Baselines: :func:`train.baselines.score_baselines`; ER²Score: :class:`radscore.ER2Score` on a
+- Baselines: :func:`train.evaluation.baselines.score_baselines`; ER²Score: :class:`radscore.ER2Score` on a
   run's export, in native units, with the time per pair.
-- Agreement: :func:`train.metaeval.agreement` (grouped bootstrap CIs) with the profile's settings.
+- Agreement: :func:`train.evaluation.metaeval.agreement` (grouped bootstrap CIs) with the profile's settings.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class Evaluator:
 
     def baseline(self, name: str, dataset: str, refs: list, cands: list) -> np.ndarray:
         def make():
-            from train.baselines import score_baselines
+            from train.evaluation.baselines import score_baselines
 
             model = self.profile.baselines.bertscore_model
             if name == "bertscore":
@@ -159,7 +159,7 @@ class Evaluator:
         return self._once(("er2", str(run.run_dir), dataset), make)
 
     def agreement(self, scores, ratings, groups, methods, sign: float = 1.0) -> dict:
-        from train.metaeval import agreement
+        from train.evaluation.metaeval import agreement
 
         m = self.profile.metaeval
         return agreement(scores, ratings, groups, methods, int(m.bootstrap_resamples), float(m.confidence),

@@ -30,7 +30,7 @@ class Cell:
 
     @classmethod
     def of(cls, result: dict) -> "Cell":
-        """From a :func:`train.metaeval.agreement` entry."""
+        """From a :func:`train.evaluation.metaeval.agreement` entry."""
         return cls(result["value"], result.get("low"), result.get("high"), result.get("n_pairs"))
 
 

@@ -285,7 +285,7 @@ class RunManager:
         if str(result.config.get("data.subset", "all")) == subset:
             return result.test_metrics
         from radscore.export import read_manifest
-        from train.export_base import find_checkpoint
+        from train.release.base import find_checkpoint
 
         ckpt = Path(read_manifest(result.export).get("checkpoint") or "")
         if not ckpt.is_file():

@@ -2,7 +2,7 @@
 sentence-level Pearson), ``er2-criteria`` (ER²Score Table 1) and ``er2-metrics`` (ER²Score Table 2).
 
 Each paper row names the metric of ours that stands in for it (``PaperRow.measure``): ``bleu4``,
-``rougeL``, ``bertscore``, ``meteor`` (:mod:`train.baselines`), ``ratescore`` (the profile's NER
+``rougeL``, ``bertscore``, ``meteor`` (:mod:`train.evaluation.baselines`), ``ratescore`` (the profile's NER
 run, encoder and matrices) and ``er2score`` (the profile's ER²Score run). Rows this project
 cannot compute in any profile (RadGraph, CheXbert, SPICE, CIDEr, GREEN, RadCliQ-v1) say why.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from radscore.systems import RADCLIQ
-from train.baselines import TRIVIAL, TRIVIAL_LABELS
+from train.evaluation.baselines import TRIVIAL, TRIVIAL_LABELS
 from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
@@ -21,7 +21,7 @@ from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped
 
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
                     "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)",
-                    **{k: f"{v} (train/baselines.py; no model)" for k, v in TRIVIAL_LABELS.items()}}
+                    **{k: f"{v} (train/evaluation/baselines.py; no model)" for k, v in TRIVIAL_LABELS.items()}}
 
 
 def _trivial_rows(measure) -> list[Row]:
@@ -99,8 +99,8 @@ def build_rexval(ctx: Context) -> Table:
 
 def _composite_row(ctx: Context, matrix: str) -> Row:
     """RadCliQ's recipe on the metrics we have: fit on whole studies, Kendall on held-out ones."""
-    from train.composite import evaluate_composite
-    from train.metaeval import group_split
+    from train.evaluation.composite import evaluate_composite
+    from train.evaluation.metaeval import group_split
 
     label = ("RadCliQ-style composite of BLEU-2, BERTScore, RaTEScore",)
     m = ctx.profile.metaeval
@@ -150,7 +150,7 @@ def build_rate_eval(ctx: Context) -> Table:
                           "Spearman": Cell.of(res["spearman"])})
             sources.append(src)
         if task3 is not None:
-            from train.metaeval import triad_accuracy
+            from train.evaluation.metaeval import triad_accuracy
 
             originals = [t.original for t in task3]
             syn = metric_scores(ctx, name, "task3-synonym", originals, [t.synonym for t in task3],

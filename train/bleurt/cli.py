@@ -9,7 +9,7 @@ from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from train.bleurt.data import BleurtDataModule
 from train.bleurt.export import export_bleurt
 from train.bleurt.modules import MONITOR, MONITOR_MODE, ClinicalBLEURTRegressor
-from train.cli import RadscoreCLI
+from train.lightning.cli import RadscoreCLI
 
 
 class BleurtCLI(RadscoreCLI):

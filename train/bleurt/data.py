@@ -32,7 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
-from train.module_common import split_by_column
+from train.lightning.module import split_by_column
 from train.ner.data import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
@@ -193,9 +193,9 @@ class BleurtDataModule(pl.LightningDataModule):
         rank_zero_info("ClinicalBLEURT data (max_length %d pieces)\n%s" % (self.max_length, "\n".join(lines)))
 
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
-        """Pearson and Kendall of the text-only baselines (:data:`train.baselines.BESIDE_MODEL`) on
+        """Pearson and Kendall of the text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on
         the rows of ``split``, for the table beside the model's metrics."""
-        from train.baselines import rating_baselines
+        from train.evaluation.baselines import rating_baselines
 
         rows = self.read_splits()[split]
         return rating_baselines([p.reference for p in rows], [p.candidate for p in rows], [p.rating for p in rows])

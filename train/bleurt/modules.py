@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from radscore.models import PACKAGED_MINILM
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
-from train.distributed import gather_objects
-from train.module_common import EvalStages, adamw_linear_warmup
+from train.lightning.distributed import gather_objects
+from train.lightning.module import EvalStages, adamw_linear_warmup
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from train.metaeval import agreement
+from train.evaluation.metaeval import agreement
 
 RADCLIQ_V1 = {  # SPEC §5: the public pickle's values
     "features": ["radgraph_combined", "bertscore", "semb", "bleu2"],

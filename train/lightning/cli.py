@@ -5,13 +5,13 @@ What it adds to LightningCLI:
   checkpoints in ``ckpt/`` (the best on the task's monitored key, and ``last.ckpt``, so a killed
   run resumes with ``--ckpt_path last``), CSV logs in ``logs/`` and the resolved config;
 - CSV logging always, plus Weights & Biases when ``--wandb true`` (online when the user has an
-  account configured, offline otherwise, ``WANDB_MODE`` when set: :mod:`train.wandb_mode`);
+  account configured, offline otherwise, ``WANDB_MODE`` when set: :mod:`train.lightning.wandb_mode`);
 - ``bf16-mixed`` on a CPU without native bfloat16 becomes ``32-true``, said aloud
-  (:mod:`train.precision`);
+  (:mod:`train.lightning.precision`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only);
 - after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
-  :data:`train.baselines.BESIDE_MODEL` on the same test rows, printed beside the model's figures
+  :data:`train.evaluation.baselines.BESIDE_MODEL` on the same test rows, printed beside the model's figures
   and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
 """
 
@@ -111,7 +111,7 @@ class RadscoreCLI(LightningCLI):
             cfg["trainer"]["default_root_dir"] = str(run)
         if cfg["checkpoint"].get("dirpath") is None:
             cfg["checkpoint"]["dirpath"] = str(run / "ckpt")
-        from train.precision import effective_precision
+        from train.lightning.precision import effective_precision
 
         trainer = cfg["trainer"]
         precision, reason = effective_precision(trainer.get("precision"), trainer.get("accelerator"))
@@ -127,7 +127,7 @@ class RadscoreCLI(LightningCLI):
             if self._cfg.get("wandb"):
                 from pytorch_lightning.loggers import WandbLogger
 
-                from train import wandb_mode
+                from train.lightning import wandb_mode
 
                 wandb_mode.apply()
                 loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run)))
@@ -165,7 +165,7 @@ class RadscoreCLI(LightningCLI):
         fn = getattr(self.datamodule, "baseline_metrics", None)
         if fn is None or f"{split}/kendall" not in metrics:
             return {}
-        from train.baselines import beside_baselines_table
+        from train.evaluation.baselines import beside_baselines_table
 
         table = fn(split)
         model = {c: metrics[f"{split}/{c}"] for c in next(iter(table.values()))}

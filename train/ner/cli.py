@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from train.cli import RadscoreCLI
+from train.lightning.cli import RadscoreCLI
 from train.ner.export import export_ner
 from train.ner.data import NERDataModule
 from train.ner.modules import MONITOR, NERTagger

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from radscore.export import write_manifest
 from radscore.labels import ID2LABEL, IOB_LABELS
-from train.export_base import finish_export, load_checkpoint_dict, staged_export
+from train.release.base import finish_export, load_checkpoint_dict, staged_export
 
 
 def export_ner(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
-    """Export an NER checkpoint (IOB or span) to ``out_dir`` (see :func:`train.export_base.staged_export`
+    """Export an NER checkpoint (IOB or span) to ``out_dir`` (see :func:`train.release.base.staged_export`
     for which folders it may replace)."""
     from transformers import AutoTokenizer
 

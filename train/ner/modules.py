@@ -20,8 +20,8 @@ from radscore.span_model import SPAN_CLASSES, SpanNERModel, decode_spans
 from data.iob import iob_to_spans, spans_to_iob
 from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
-from train.distributed import gather_objects
-from train.module_common import EvalStages, adamw_linear_warmup
+from train.lightning.distributed import gather_objects
+from train.lightning.module import EvalStages, adamw_linear_warmup
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ through the same entry points (``python -m train …``, ``radscore``), stage by 
 
 What changes between the rehearsal and a real run is said here, once:
 
-- Hub ids resolve to stand-ins through the one substitution point (:mod:`train.standins`); the
+- Hub ids resolve to stand-ins through the one substitution point (:mod:`train.rehearsal.standins`); the
   code under rehearsal is the code of the real run;
 - trainer overrides: CPU, one device, a few steps (``REHEARSAL_TRAINER``); the precision stays the
   config's, except that a stage that needs CUDA (fp16 mixed precision, 4-bit loading) is reported
@@ -26,7 +26,7 @@ What changes between the rehearsal and a real run is said here, once:
 
 Writes ``checkpoints/rehearsal/report.json`` (``{"rehearsal": true, "configs": [...]}``, one entry
 per config or ablation row with its stages, seconds, the real model's parameter counts and a GPU
-memory estimate, :mod:`train.memory`) and ``report.md`` (the same as a table).
+memory estimate, :mod:`train.lightning.memory`) and ``report.md`` (the same as a table).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "checkpoints" / "rehearsal"
 TASK_FOLDERS = ("ner", "reward", "bleurt", "tune")
 REHEARSAL_TRAINER = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.max_epochs=1",
@@ -148,10 +148,10 @@ def _train(argv: list[str]) -> None:
     import importlib
 
     entry = {"ner": "train.ner.cli", "reward": "train.reward.cli", "bleurt": "train.bleurt.cli",
-             "tune-weights": "train.tune.cli", "publish": "train.publish", "ablations": "train.ablations.cli"}
+             "tune-weights": "train.tune.cli", "publish": "train.release.publish", "ablations": "train.ablations.cli"}
     task, rest = argv[0], list(argv[1:])
     if task == "export":
-        from train.export import export_any
+        from train.release.export import export_any
 
         export_any(rest[0], rest[rest.index("--out") + 1] if "--out" in rest else None)
         return
@@ -241,7 +241,7 @@ class Rehearsal:
 
     # -- one config
     def run_config(self, rel: str, task: str) -> Entry:
-        from train.standins import describe_config
+        from train.rehearsal.standins import describe_config
 
         facts = describe_config(REPO / rel)
         limits = facts.pop("limits", None)
@@ -318,7 +318,7 @@ class Rehearsal:
 
     # -- all
     def run(self, jobs: list[tuple[str, str]], ablations: bool) -> dict:
-        from train.standins import substitution
+        from train.rehearsal.standins import substitution
 
         self.out.mkdir(parents=True, exist_ok=True)
         self.ensure_data()
@@ -429,7 +429,7 @@ def to_markdown(entries: list[Entry]) -> str:
                      f"{e.seconds:g} | {fmt(e.params_real)} | {fmt(e.trainable_params_real)} | "
                      f"{e.gpu_memory_estimate_gib if e.gpu_memory_estimate_gib is not None else ''} |")
     lines += ["", "GPU memory: weights + gradients + AdamW state + activations at the config's batch size, "
-              "max_length and precision (train/memory.py says how); a planning figure, not a measurement.", ""]
+              "max_length and precision (train/lightning/memory.py says how); a planning figure, not a measurement.", ""]
     return "\n".join(lines)
 
 
@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ddp", action="store_true", help="skip the two-process DDP fits")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
-    from train.standins import hub_ids
+    from train.rehearsal.standins import hub_ids
 
     jobs = discover(hub_ids(), args.only, args.fast)
     reh = Rehearsal(Path(args.out), ddp=not args.no_ddp)

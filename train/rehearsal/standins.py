@@ -13,7 +13,7 @@ download). Nothing else in the code under rehearsal changes.
 
 ``REAL`` holds what the papers' models are (class, size, attention shape), from their model cards
 and configs; :func:`describe_config` uses it for the rehearsal report and the GPU memory estimate
-(:mod:`train.memory`). Models without a stand-in yet are listed in ``MISSING`` with the reason.
+(:mod:`train.lightning.memory`). Models without a stand-in yet are listed in ``MISSING`` with the reason.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 ENV = "RADSCORE_STANDINS"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VERSION = 8  # bump when a builder changes: cached stand-ins are rebuilt
 
 
@@ -287,7 +287,7 @@ def build_model(hub_id: str, folder: Path, seed: int = 0) -> None:
     (folder / "STANDIN.md").write_text(
         f"# Stand-in for {hub_id}\n\nRandom weights, tiny dimensions, the real config class "
         f"({real.config_class}) and model class ({real.model_class}), a {real.tokenizer} tokenizer "
-        "trained on the radscore sample corpus. Built by train.standins for `python -m train rehearse`; "
+        "trained on the radscore sample corpus. Built by train.rehearsal.standins for `python -m train rehearse`; "
         "not a model of anything.\n")
 
 
@@ -446,7 +446,7 @@ def _lora_params(real: Real, r: int, targets: list[str], n_outputs: int) -> int:
 def describe_config(path: Path) -> dict:
     """What the report says of a config's real model: classes, tokenizer, pad token at load,
     parameter counts and the GPU memory estimate (empty fields when it names no known model)."""
-    from train.memory import Architecture, estimate_training_memory
+    from train.lightning.memory import Architecture, estimate_training_memory
 
     cfg = yaml.safe_load(Path(path).read_text()) or {}
     args = ((cfg.get("model") or {}).get("init_args") or {})

@@ -1,7 +1,7 @@
 """What every exporter shares: reading a checkpoint safely and writing the export folder safely.
 
 The task exporters (:mod:`train.ner.export`, :mod:`train.bleurt.export`, :mod:`train.reward.export`)
-import this module; :mod:`train.export` (``python -m train export``) imports them. Nothing here
+import this module; :mod:`train.release.export` (``python -m train export``) imports them. Nothing here
 imports an exporter, so the dependency runs one way.
 
 Safety rules:

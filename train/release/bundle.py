@@ -1,6 +1,6 @@
 """Write a RaTEScore scorer bundle (:mod:`radscore.bundle`): the NER export, the encoder, W and p,
 and the scoring options in one folder that ``RaTEScore.from_bundle`` loads and ``python -m train
-publish`` uploads. Written safely (:func:`train.export_base.staged_export`)."""
+publish`` uploads. Written safely (:func:`train.release.base.staged_export`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from radscore.bundle import KIND, MATRIX_FILE
 from radscore.export import write_manifest
 from radscore.models import PACKAGED_MINILM
 from radscore.scoring import AffinityMatrix
-from train.export_base import staged_export
+from train.release.base import staged_export
 
 
 def _include(source: str, staging: Path, name: str) -> str:

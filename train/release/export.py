@@ -3,7 +3,7 @@ belongs to into a self-contained folder that ``radscore`` loads.
 
 A run folder exports its best checkpoint (``ckpt/best-*.ckpt``; ``ckpt/last.ckpt`` when no best
 exists) into ``<run>/export``. The exporters live with their tasks (:mod:`train.ner.export`,
-:mod:`train.bleurt.export`, :mod:`train.reward.export`) and share :mod:`train.export_base`
+:mod:`train.bleurt.export`, :mod:`train.reward.export`) and share :mod:`train.release.base`
 (safe checkpoint loading; an export replaces only an empty folder or a previous export, atomically).
 """
 
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from train.bleurt.export import export_bleurt
-from train.export_base import find_checkpoint, load_checkpoint_dict
+from train.release.base import find_checkpoint, load_checkpoint_dict
 from train.ner.export import export_ner
 from train.reward.export import export_reward
 

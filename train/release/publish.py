@@ -35,7 +35,7 @@ CARD = "README.md"
 # The packaged model is a copy of this Hub model; a card names the Hub id.
 HUB_IDS = {PACKAGED_MINILM: "sentence-transformers/all-MiniLM-L6-v2"}
 RATE_NER = "Angelakeke/RaTE-NER"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # Data that radscore itself ships or generates: (path prefix relative to the repository, what it is).
 OWN_DATA = (("data/samples", "the radscore sample corpus"),
             ("checkpoints/synthetic", "SYNTHETIC sets generated from the radscore sample corpus"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytorch_lightning.cli import LightningArgumentParser
 
-from train.cli import RadscoreCLI
+from train.lightning.cli import RadscoreCLI
 from train.reward.data import RewardDataModule
 from train.reward.export import export_reward
 from train.reward.modules import MONITOR, ER2RewardModel

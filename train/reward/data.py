@@ -34,7 +34,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
-from train.module_common import split_by_column
+from train.lightning.module import split_by_column
 from train.ner.data import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
@@ -207,10 +207,10 @@ class RewardDataModule(pl.LightningDataModule):
                 raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
 
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
-        """The text-only baselines (:data:`train.baselines.BESIDE_MODEL`) on the pairs of ``split``,
+        """The text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on the pairs of ``split``,
         as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
         tau-b against the totals of the paired candidates."""
-        from train.baselines import pair_baselines, rating_baselines
+        from train.evaluation.baselines import pair_baselines, rating_baselines
 
         pairs = self.pairs[split]
         acc = pair_baselines([p.reference for p in pairs], [p.accepted.candidate for p in pairs],

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from radscore.export import write_manifest
-from train.export_base import finish_export, load_checkpoint_dict, staged_export
+from train.release.base import finish_export, load_checkpoint_dict, staged_export
 
 
 def export_reward(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:

@@ -1,5 +1,5 @@
 """The ER²Score LightningModule: :class:`radscore.reward_model.MultiRewardModel` trained with the
-MRE loss (:func:`train.losses.mre_loss`).
+MRE loss (:func:`train.reward.losses.mre_loss`).
 
 Checkpoints hold only the trainable parameters (LoRA, the head and any extra ``modules_to_save``;
 with ``finetune: full`` every parameter):
@@ -20,10 +20,10 @@ import torch
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, LoraSettings, MultiRewardModel
 from radscore.systems import load_system
-from train.losses import mre_loss
+from train.reward.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
-from train.distributed import gather_objects
-from train.module_common import EvalStages, adamw_linear_warmup
+from train.lightning.distributed import gather_objects
+from train.lightning.module import EvalStages, adamw_linear_warmup
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"

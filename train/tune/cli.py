@@ -119,8 +119,8 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
 def write_scorer_bundle(cfg: TuneConfig, run_dir: Path, tuned: AffinityMatrix, metrics: dict) -> Path:
     """``<run>/bundle``: the scorer this search tuned, ready for ``RaTEScore.from_bundle`` and publishing
     (:mod:`radscore.bundle`); its data sources are the NER export's training data and the ratings."""
-    from train.bundle import write_bundle
-    from train.publish import training_data
+    from train.release.bundle import write_bundle
+    from train.release.publish import training_data
 
     sc = cfg.scorer
     ner_data = training_data(Path(sc.ner)) if Path(sc.ner).is_dir() else []

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from train.metaeval import CORRELATIONS
+from train.evaluation.metaeval import CORRELATIONS
 from train.tune.precompute import ScorerSettings
 
 FORMATS = ("rate_eval_task1", "rate_eval_task2", "rexval", "csv")

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from data.ratings import RatedPair
-from train.metaeval import group_split, shared_groups
+from train.evaluation.metaeval import group_split, shared_groups
 from train.tune.config import DataSettings, SplitSettings
 
 
@@ -56,7 +56,7 @@ class Split:
 
 
 def split_pairs(pairs: list[RatedPair], settings: SplitSettings) -> Split:
-    """``group``: :func:`train.metaeval.group_split` (seeded, whole groups). ``published``: the
+    """``group``: :func:`train.evaluation.metaeval.group_split` (seeded, whole groups). ``published``: the
     RaTE-Eval files' own train/test (``meta["split"]``); groups they share are reported, not moved."""
     groups = [p.group for p in pairs]
     if settings.by == "group":

@@ -1,9 +1,9 @@
 """What a tune run leaves behind: the comparison table, ``report.json`` and the two figures.
 
 Compared on the train and the test split, each with a grouped bootstrap CI
-(:func:`train.metaeval.correlation_with_ci`): the tuned matrix, the released ``long`` and
+(:func:`train.evaluation.metaeval.correlation_with_ci`): the tuned matrix, the released ``long`` and
 ``short`` matrices, a uniform ``W`` (every entry 1, ``p`` = 1: the plain mean best cosine), and the
-trivial baselines of :mod:`train.baselines` (no model: difflib change hunks, the negation-cue
+trivial baselines of :mod:`train.evaluation.baselines` (no model: difflib change hunks, the negation-cue
 count difference, unigram F1), which show what the rating set can be solved with by text alone.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from radscore.labels import ENTITY_TYPES
 from radscore.scoring import AffinityMatrix
-from train.metaeval import correlation_with_ci
+from train.evaluation.metaeval import correlation_with_ci
 from train.tune.precompute import PairTables
 
 BASELINES = {"long": lambda: AffinityMatrix.builtin("long"), "short": lambda: AffinityMatrix.builtin("short"),
@@ -40,7 +40,7 @@ def compare_matrices(matrices: dict[str, AffinityMatrix], splits: dict[str, tupl
 def compare_trivial(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarray, groups: list, method: str,
                     sign: float, n_resamples: int, confidence: float, seed: int) -> dict:
     """``{trivial baseline: {split name: CorrelationResult dict}}`` on the same pairs and splits."""
-    from train.baselines import TRIVIAL, score_baselines
+    from train.evaluation.baselines import TRIVIAL, score_baselines
 
     out = {}
     for split, idx in sides.items():
@@ -65,7 +65,7 @@ def format_table(results: dict, method: str, sign: float, confidence: float, tit
     for name, per_split in results.items():
         lines.append(f"{name:<{width}}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
     lines.append("RaTEScore rows by matrix (tuned, long, short, uniform); diff_hunks, negation_keywords and "
-                 "unigram_f1 are trivial baselines with no model (train/baselines.py)")
+                 "unigram_f1 are trivial baselines with no model (train/evaluation/baselines.py)")
     return "\n".join(lines)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from radscore.labels import ENTITY_TYPES
 from radscore.scoring import PENALTY_KEY, AffinityMatrix, official_key
-from train.metaeval import correlation
+from train.evaluation.metaeval import correlation
 from train.tune.precompute import PairTables
 
 FINGERPRINT_ATTR = "radscore_tune"
