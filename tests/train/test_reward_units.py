@@ -223,3 +223,28 @@ def test_the_module_loss_is_specs_sum_by_default_and_mean_on_request(tiny_backbo
     assert mean.loss(batch, rw, rl).item() == pytest.approx(per_pair.mean().item())
     with pytest.raises(ValueError, match="reduction"):
         tiny_model(tiny_backbone, reduction="max")
+
+
+def test_reduction_has_one_default_the_specs_sum(tiny_backbone):
+    import inspect
+
+    assert inspect.signature(ER2RewardModel).parameters["reduction"].default == "sum"
+    assert tiny_model(tiny_backbone).hparams.reduction == "sum"  # what loss() reads, no second default
+
+
+def test_a_cross_weight_without_cross_pairs_is_warned_at_fit_start(tiny_backbone):
+    import warnings
+    from types import SimpleNamespace
+
+    def fit_start(cross_weight, cross_reference_pairs):
+        model = tiny_model(tiny_backbone, cross_weight=cross_weight)
+        model._trainer = SimpleNamespace(datamodule=SimpleNamespace(cross_reference_pairs=cross_reference_pairs),
+                                         loggers=[])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.on_fit_start()
+        return [str(w.message) for w in caught if "cross_weight" in str(w.message)]
+
+    said = fit_start(0.5, False)
+    assert len(said) == 1 and "cross_weight=0.5" in said[0] and "cross_reference_pairs" in said[0]
+    assert fit_start(0.5, True) == [] and fit_start(1.0, False) == []

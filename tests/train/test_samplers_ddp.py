@@ -6,7 +6,7 @@ import pytest
 import torch
 from lightning_fabric.utilities.distributed import DistributedSamplerWrapper
 
-from train.ner.data import LengthGroupedSampler
+from train.lightning.samplers import LengthGroupedSampler
 from train.reward.data import ReferenceGroupedSampler
 
 LENGTHS = [(7 * k) % 23 + 1 for k in range(40)]

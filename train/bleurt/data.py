@@ -33,7 +33,7 @@ from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
 from train.lightning.module import split_by_column
-from train.ner.data import LengthGroupedSampler, split_loader
+from train.lightning.samplers import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "val", "test")

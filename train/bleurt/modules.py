@@ -20,14 +20,14 @@ from radscore.models import PACKAGED_MINILM
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
 MONITOR_MODE = "max"
 
 
-class ClinicalBLEURTRegressor(EvalStages, pl.LightningModule):
+class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
     """Fine-tunes a sequence regressor on quality targets.
 
     Args:
@@ -61,11 +61,6 @@ class ClinicalBLEURTRegressor(EvalStages, pl.LightningModule):
     def forward(self, batch: dict) -> torch.Tensor:
         inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
         return self.model(**inputs).logits.squeeze(-1).float()
-
-    def on_fit_start(self) -> None:
-        total = sum(p.numel() for p in self.parameters())
-        for logger in self.loggers:
-            logger.log_hyperparams({"params/total": total})
 
     def training_step(self, batch, batch_idx):
         loss = F.mse_loss(self(batch), batch["target"])

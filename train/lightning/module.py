@@ -1,5 +1,5 @@
-"""What the NER, ClinicalBLEURT and ER²Score LightningModules share: the validation/test hooks and
-the optimiser (AdamW in parameter groups with a linear warm-up and decay per step)."""
+"""What the NER, ClinicalBLEURT and ER²Score LightningModules share: the validation/test hooks, the
+parameter counts logged at fit start, and the optimiser (AdamW in parameter groups with a linear warm-up and decay per step)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,18 @@ class EvalStages:
 
     def on_test_epoch_end(self):
         self._eval_end("test")
+
+
+class ParameterCounts:
+    """Logs the module's parameter counts (``params/total``, ``params/trainable``) as hyper-parameters
+    to every logger when fitting starts. A module that adds its own ``on_fit_start`` calls
+    ``super().on_fit_start()``."""
+
+    def on_fit_start(self) -> None:
+        total = sum(p.numel() for p in self.parameters())
+        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        for logger in self.loggers:
+            logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
 
 
 FUSED_DEVICES = ("cpu", "cuda")

@@ -21,7 +21,7 @@ from data.iob import iob_to_spans, spans_to_iob
 from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ MONITOR = "val/f1"  # the NER task's monitored key, defined once
 
 
 
-class NERTagger(EvalStages, pl.LightningModule):
+class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
     """Shared training loop, metrics, optimiser and checkpoint checks of the NER models.
 
     Subclasses define ``compute_loss(batch) -> loss`` and ``predict_tags(batch) -> word tags``.
@@ -53,12 +53,6 @@ class NERTagger(EvalStages, pl.LightningModule):
         dm = getattr(self.trainer, "datamodule", None)
         if dm is not None and getattr(dm, "scheme", self.scheme) != self.scheme:
             raise ValueError(f"{type(self).__name__} needs data.scheme={self.scheme!r}, got {dm.scheme!r}")
-
-    def on_fit_start(self) -> None:
-        total = sum(p.numel() for p in self.parameters())
-        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
-        for logger in self.loggers:
-            logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
 
     def training_step(self, batch, batch_idx):
         loss = self.compute_loss(batch)

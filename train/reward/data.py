@@ -35,7 +35,7 @@ from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
 from train.lightning.module import split_by_column
-from train.ner.data import EpochSeededSampler, LengthGroupedSampler, split_loader
+from train.lightning.samplers import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
 DEFAULT_ROWS = "checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl"
@@ -57,7 +57,7 @@ class PairItem:
 class ReferenceGroupedSampler(EpochSeededSampler):
     """Random order that keeps the pairs of one reference together, so a batch shares candidates
     (each distinct candidate of a batch is encoded once: with 3 candidates a reference, 3 pairs
-    cost 3 forward passes, not 6). Seeded per epoch (:class:`~train.ner.data.EpochSeededSampler`)."""
+    cost 3 forward passes, not 6). Seeded per epoch (:class:`~train.lightning.samplers.EpochSeededSampler`)."""
 
     def __init__(self, groups: list[str], seed: int | None = None):
         super().__init__(len(groups), seed)

@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.utilities import rank_zero_warn
 
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, LoraSettings, MultiRewardModel
@@ -23,13 +24,13 @@ from radscore.systems import load_system
 from train.reward.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"
 
 
-class ER2RewardModel(EvalStages, pl.LightningModule):
+class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
     """ER²Score: N reward heads on a LoRA-tuned (or fully fine-tuned) backbone, MRE loss.
 
     Args:
@@ -107,14 +108,17 @@ class ER2RewardModel(EvalStages, pl.LightningModule):
                             batch["totals_l"], lam=hp.lam, c=hp.c, reduction="none", terms=hp.loss_terms)
         if "cross" in batch:  # pairs across references (data module option) weigh cross_weight
             cross = batch["cross"].to(per_pair.device)
-            per_pair = per_pair * torch.where(cross, hp.get("cross_weight", 1.0), 1.0).to(per_pair.dtype)
-        return per_pair.sum() if hp.get("reduction", "mean") == "sum" else per_pair.mean()
+            per_pair = per_pair * torch.where(cross, hp.cross_weight, 1.0).to(per_pair.dtype)
+        return per_pair.sum() if hp.reduction == "sum" else per_pair.mean()
 
     def on_fit_start(self) -> None:
-        total = sum(p.numel() for p in self.parameters())
-        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
-        for logger in self.loggers:
-            logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
+        super().on_fit_start()
+        dm = getattr(self.trainer, "datamodule", None)
+        if self.hparams.cross_weight != 1.0 and dm is not None and not getattr(dm, "cross_reference_pairs", False):
+            rank_zero_warn(
+                f"model.cross_weight={self.hparams.cross_weight} has no effect: the data module makes no "
+                "pairs across references (data.cross_reference_pairs is false); set "
+                "data.cross_reference_pairs: true, or drop cross_weight")
 
     def training_step(self, batch, batch_idx):
         rw, rl = self.pair_rewards(batch)
