@@ -30,6 +30,7 @@ import numpy as np
 
 from radscore.scoring import AffinityMatrix
 from train.evaluation.baselines import TRIVIAL_LABELS
+from train.lightning.run_folder import RunFolder
 
 SYNTHETIC_NOTE = ("SYNTHETIC data: sample reports edited by data.synth with simulated ratings. These numbers "
                   "check the pipeline; they are not RaTE-Eval results and not the paper's.")
@@ -47,7 +48,8 @@ def _stage(name: str, timings: dict, t0: float) -> None:
 
 def train_ner(run_dir: Path, config: str, epochs: int | None, progress: bool) -> Path:
     """The NER export in ``run_dir/export``: reused when there, else trained (resuming)."""
-    export = run_dir / "export"
+    run = RunFolder(run_dir)
+    export = run.export
     if (export / "radscore_manifest.json").is_file():
         print(f"[demo] reusing the NER export {export}", flush=True)
         return export
@@ -58,8 +60,8 @@ def train_ner(run_dir: Path, config: str, epochs: int | None, progress: bool) ->
         args += ["--trainer.max_epochs", str(epochs)]
     if not progress:
         args += ["--trainer.enable_progress_bar", "false"]
-    if (run_dir / "ckpt" / "last.ckpt").is_file():
-        print(f"[demo] resuming the NER run from {run_dir / 'ckpt' / 'last.ckpt'}", flush=True)
+    if run.last_checkpoint.is_file():
+        print(f"[demo] resuming the NER run from {run.last_checkpoint}", flush=True)
         args += ["--ckpt_path", "last"]
     ner_main(args)
     if not (export / "radscore_manifest.json").is_file():

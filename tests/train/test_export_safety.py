@@ -91,15 +91,26 @@ def test_a_previous_export_or_an_empty_folder_is_replaced_whole(run, tmp_path):
     assert _staging(tmp_path) == []
 
 
+def test_the_manifest_names_the_checkpoint_relative_to_its_run_folder(run, tmp_path):
+    """``publish`` uploads the manifest: no local absolute path (a user's home folder) in it."""
+    out = export_any(run, tmp_path / "exp")
+    manifest = read_manifest(out)
+    best = sorted((run / "ckpt").glob("best-*.ckpt"))
+    assert best and manifest["checkpoint"] == f"ckpt/{best[-1].name}"
+    assert read_manifest(run / "export")["checkpoint"].startswith("ckpt/best-")  # the export after fit
+    strings = [v for v in manifest.values() if isinstance(v, str)]
+    assert not [v for v in strings if str(run) in v or str(tmp_path) in v or v.startswith(str(Path.home()))]
+
+
 KILL_SCRIPT = """
 import os, signal, sys
-import train.ner.export as ner_export
-real = ner_export.write_manifest
+import train.release.base as export_base
+real = export_base.write_manifest
 def write_then_die(folder, *a, **k):
     real(folder, *a, **k)
     (folder / "half_written.bin").write_bytes(b"x" * 1000)
     os.kill(os.getpid(), signal.SIGKILL)
-ner_export.write_manifest = write_then_die
+export_base.write_manifest = write_then_die
 from train.release.export import export_any
 export_any(sys.argv[1], sys.argv[2])
 """

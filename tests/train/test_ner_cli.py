@@ -52,7 +52,7 @@ def test_sample_configs_fast_dev_run(name, tmp_path):
 @pytest.mark.parametrize("name", ["iob_sample", "span_sample"])
 def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backbone, tmp_path):
     from radscore.export import read_manifest
-    from train.release.export import export_ner
+    from train.ner.export import export_ner
 
     _fit(ROOT / "configs" / "ner" / f"{name}.yaml", tmp_path, f"--data.data_dir={HUB}",
          f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=2")

@@ -28,9 +28,11 @@ from pathlib import Path
 from radscore.export import MANIFEST
 from train.ablations.profile import ProfileError, RunSpec
 from train.ablations.resources import ResourceUnavailable, RowUnavailable, check_run_resources
+from train.lightning.run_folder import RunFolder, default_run_name
+from train.tasks import TRAINING_TASKS
 
 REPO = Path(__file__).resolve().parents[2]
-TASKS = ("ner", "reward", "bleurt")
+TASKS = tuple(TRAINING_TASKS)
 IGNORED_KEYS = ("run_dir", "wandb", "config", "trainer.default_root_dir", "trainer.logger",
                 "trainer.enable_progress_bar", "trainer.enable_model_summary", "checkpoint.dirpath",
                 "data.num_workers", "data.eval_batch_size")
@@ -140,8 +142,8 @@ def config_differences(stated: dict, saved: dict) -> list[str]:
 def saved_config(run_dir: Path) -> dict | None:
     import yaml
 
-    candidates = [run_dir / "export" / "training_config.yaml"]
-    candidates += sorted(run_dir.glob("logs/version_*/config.yaml"), key=lambda p: p.stat().st_mtime, reverse=True)
+    run = RunFolder(run_dir)
+    candidates = [run.export / "training_config.yaml", *reversed(run.logged_configs)]
     for path in candidates:
         if path.is_file():
             return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -163,13 +165,7 @@ def run_folder(task: str, spec: RunSpec) -> str:
     ``make train-reward`` is found and reused; a spec's explicit ``name`` is used as given."""
     if spec.name:
         return spec.name
-    from train.bleurt.cli import BleurtCLI
-    from train.ner.cli import NERCLI
-    from train.reward.cli import RewardCLI
-
-    prefix = {"ner": NERCLI, "reward": RewardCLI, "bleurt": BleurtCLI}[task].run_prefix
-    stem = spec.run_name
-    return stem if not prefix or stem.startswith(prefix.rstrip("_")) else prefix + stem
+    return default_run_name(TRAINING_TASKS[task].run_prefix, spec.run_name)
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -185,7 +181,7 @@ class RunResult:
 
     @property
     def export(self) -> Path:
-        return self.run_dir / "export"
+        return RunFolder(self.run_dir).export
 
     def source(self) -> str:
         return f"run {self.run_dir} ({self.status})"
@@ -197,7 +193,8 @@ class RunResult:
 
 
 def finished(run_dir: Path) -> bool:
-    return (run_dir / "export" / MANIFEST).is_file() and (run_dir / "test_metrics.json").is_file()
+    run = RunFolder(run_dir)
+    return (run.export / MANIFEST).is_file() and run.test_metrics.is_file()
 
 
 class RunManager:
@@ -336,7 +333,7 @@ class RunManager:
 
 
 def _metrics(run_dir: Path) -> dict:
-    return {k: float(v) for k, v in json.loads((run_dir / "test_metrics.json").read_text()).items()}
+    return {k: float(v) for k, v in json.loads(RunFolder(run_dir).test_metrics.read_text()).items()}
 
 
 def _pump(stream, log, tail: bytearray, echo: bool) -> None:

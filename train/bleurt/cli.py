@@ -7,15 +7,14 @@ from __future__ import annotations
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
 from train.bleurt.data import BleurtDataModule
-from train.bleurt.export import export_bleurt
 from train.bleurt.modules import MONITOR, MONITOR_MODE, ClinicalBLEURTRegressor
 from train.lightning.cli import RadscoreCLI
 
 
 class BleurtCLI(RadscoreCLI):
+    task = "bleurt"  # train.tasks: exporter, run-folder prefix
     monitor = MONITOR
     monitor_mode = MONITOR_MODE
-    exporter = staticmethod(export_bleurt)
 
     def __init__(self, args=None, **kwargs):
         super().__init__(ClinicalBLEURTRegressor, BleurtDataModule, args=args, **kwargs)
@@ -24,8 +23,6 @@ class BleurtCLI(RadscoreCLI):
     def subcommands() -> dict[str, set[str]]:
         """fit, validate and test (scoring is radscore's job: ``radscore.ClinicalBLEURT``)."""
         return {k: v for k, v in LightningCLI.subcommands().items() if k in ("fit", "validate", "test")}
-
-    run_prefix = "bleurt_"  # checkpoints/bleurt_<config stem>/ (--run_dir overrides it)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         super().add_arguments_to_parser(parser)

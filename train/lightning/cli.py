@@ -25,6 +25,8 @@ from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from pytorch_lightning.loggers import CSVLogger
 
+from train.lightning.run_folder import BEST_FILENAME, RunFolder, default_run_name
+
 CHECKPOINTS_ROOT = Path("checkpoints")
 
 
@@ -61,13 +63,13 @@ class RunCheckpoint(ModelCheckpoint):
 
 
 class RadscoreCLI(LightningCLI):
-    """Subclasses set ``monitor`` (the task's monitored key), ``monitor_mode`` and ``exporter``,
-    a function ``(ckpt_path, out_dir, metrics) -> export folder``."""
+    """Subclasses set ``task`` (the task's name in :data:`train.tasks.TRAINING_TASKS`, which gives
+    its exporter and run-folder prefix), ``monitor`` (the task's monitored key) and ``monitor_mode``."""
 
+    task: str | None = None
     monitor = "val/loss"
     monitor_mode = "min"
     link_backbone = True
-    exporter = None
 
     def __init__(self, model_class, datamodule_class, args=None, **kwargs):
         super().__init__(
@@ -82,7 +84,7 @@ class RadscoreCLI(LightningCLI):
                             help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
         parser.add_lightning_class_args(RunCheckpoint, "checkpoint")
         parser.set_defaults({"checkpoint.monitor": self.monitor, "checkpoint.mode": self.monitor_mode,
-                             "checkpoint.save_last": True, "checkpoint.filename": "best-{epoch:02d}-{step}"})
+                             "checkpoint.save_last": True, "checkpoint.filename": BEST_FILENAME})
         if self.link_backbone:
             parser.link_arguments("model.init_args.backbone", "data.backbone")
 
@@ -91,9 +93,11 @@ class RadscoreCLI(LightningCLI):
     def _cfg(self):
         return self.config[self.subcommand] if self.subcommand else self.config
 
-    #: prefix of the default run folder, ``checkpoints/<prefix><config stem>/``, for tasks whose
-    #: config stems (``sample``, ``paper``) would otherwise collide with another task's runs
-    run_prefix: str = ""
+    @property
+    def training_task(self):
+        from train.tasks import TRAINING_TASKS
+
+        return TRAINING_TASKS.get(self.task or "")
 
     def run_dir(self) -> Path:
         cfg = self._cfg
@@ -101,16 +105,17 @@ class RadscoreCLI(LightningCLI):
             return Path(cfg["run_dir"])
         configs = cfg.get("config") or []
         stem = Path(str(configs[-1])).stem if configs else f"{type(self).__name__.lower()}_run"
-        if self.run_prefix and not stem.startswith(self.run_prefix.rstrip("_")):
-            stem = self.run_prefix + stem
-        return CHECKPOINTS_ROOT / stem
+        return CHECKPOINTS_ROOT / default_run_name(self.training_task.run_prefix if self.training_task else "", stem)
+
+    def run_folder(self) -> RunFolder:
+        return RunFolder(self.run_dir())
 
     def before_instantiate_classes(self) -> None:
-        cfg, run = self._cfg, self.run_dir()
+        cfg, run = self._cfg, self.run_folder()
         if cfg["trainer"].get("default_root_dir") is None:
-            cfg["trainer"]["default_root_dir"] = str(run)
+            cfg["trainer"]["default_root_dir"] = str(run.path)
         if cfg["checkpoint"].get("dirpath") is None:
-            cfg["checkpoint"]["dirpath"] = str(run / "ckpt")
+            cfg["checkpoint"]["dirpath"] = str(run.ckpt)
         from train.lightning.precision import effective_precision
 
         trainer = cfg["trainer"]
@@ -122,15 +127,15 @@ class RadscoreCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs) -> pl.Trainer:
         trainer_cfg = self._get(self.config_init, "trainer", default={})
         if trainer_cfg.get("logger") in (None, True) and "logger" not in kwargs:
-            run = self.run_dir()
-            loggers = [CSVLogger(str(run), name="logs")]
+            run = self.run_folder()
+            loggers = [CSVLogger(str(run.path), name=run.logs.name)]
             if self._cfg.get("wandb"):
                 from pytorch_lightning.loggers import WandbLogger
 
                 from train.lightning import wandb_mode
 
                 wandb_mode.apply()
-                loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run)))
+                loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run.path)))
             kwargs["logger"] = loggers
         return super().instantiate_trainer(**kwargs)
 
@@ -144,11 +149,11 @@ class RadscoreCLI(LightningCLI):
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
             metrics.update(self.beside_baselines(metrics))
-            run = self.run_dir()
-            run.mkdir(parents=True, exist_ok=True)
-            (run / "test_metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
-            if self.exporter is not None and ckpt is not None:
-                out = type(self).exporter(ckpt, run / "export", metrics)
+            run = self.run_folder()
+            run.path.mkdir(parents=True, exist_ok=True)
+            run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
+            if self.training_task is not None and ckpt is not None:
+                out = self.training_task.export()(ckpt, run.export, metrics)
                 print(f"exported to {out}")
         trainer.strategy.barrier()
 

@@ -5,22 +5,21 @@ from __future__ import annotations
 import json
 
 from train.lightning.cli import RadscoreCLI
-from train.ner.export import export_ner
 from train.ner.data import NERDataModule
 from train.ner.modules import MONITOR, NERTagger
 
 
 class NERCLI(RadscoreCLI):
+    task = "ner"  # train.tasks: exporter, run-folder prefix
     monitor = MONITOR
     monitor_mode = "max"
-    exporter = staticmethod(export_ner)
 
     def after_predict(self) -> None:
         """Write ``predictions.jsonl`` (one sentence a line, word tags and entities) in the run folder."""
         preds = getattr(self.trainer.predict_loop, "predictions", None) or []
         if not self.trainer.is_global_zero:
             return
-        out = self.run_dir() / "predictions.jsonl"
+        out = self.run_folder().predictions
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
             for batch in preds:

@@ -45,9 +45,12 @@ from pathlib import Path
 
 import yaml
 
+from train.tasks import COMMANDS, TRAINING_TASKS
+
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "checkpoints" / "rehearsal"
-TASK_FOLDERS = ("ner", "reward", "bleurt", "tune")
+# the config folders of the commands in train/tasks.py, in its order (NER first: the tune configs use its export)
+TASK_FOLDERS = tuple(Path(c.configs).name for c in COMMANDS.values() if c.configs)
 REHEARSAL_TRAINER = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.max_epochs=1",
                      "--trainer.max_steps=2", "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1",
                      "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false"]
@@ -145,17 +148,13 @@ def discover(hub_ids, only: str | None = None, fast: bool = False) -> list[tuple
 def _train(argv: list[str]) -> None:
     """What ``python -m train <argv>`` runs (the same entry point of each task), in this process;
     a non-zero exit is an error."""
-    import importlib
-
-    entry = {"ner": "train.ner.cli", "reward": "train.reward.cli", "bleurt": "train.bleurt.cli",
-             "tune-weights": "train.tune.cli", "publish": "train.release.publish", "ablations": "train.ablations.cli"}
     task, rest = argv[0], list(argv[1:])
     if task == "export":
         from train.release.export import export_any
 
         export_any(rest[0], rest[rest.index("--out") + 1] if "--out" in rest else None)
         return
-    code = importlib.import_module(entry[task]).main(rest)
+    code = COMMANDS[task].main()(rest)
     if code not in (0, None):
         raise RuntimeError(f"python -m train {' '.join(argv[:3])} … exited with {code}")
 
@@ -252,7 +251,7 @@ class Rehearsal:
         cfg = yaml.safe_load((REPO / rel).read_text()) or {}
         if str(entry.model_class or "").startswith("no stand-in"):
             entry.stages["all"] = f"not rehearsed: {entry.model_class}"
-        elif task in ("ner", "reward", "bleurt"):
+        elif task in TRAINING_TASKS:
             self.rehearse_training(entry, rel, task, cfg)
         elif task == "tune":
             self.rehearse_tune(entry, rel, cfg)
@@ -272,6 +271,7 @@ class Rehearsal:
     def rehearse_training(self, entry: Entry, rel: str, task: str, cfg: dict) -> None:
         from train.ablations.profile import RunSpec
         from train.ablations.runs import run_folder
+        from train.lightning.run_folder import RunFolder
 
         run = self.runs / run_folder(task, RunSpec(configs=(rel,)))  # where the ablation tables look for it
         common = ["--config", str(REPO / rel), f"--run_dir={run}", *REHEARSAL_TRAINER, *self.data_overrides(task)]
@@ -287,10 +287,10 @@ class Rehearsal:
             for name in ("validate", "test", "export", "score", "publish"):
                 entry.stages[name] = "skipped: fit did not succeed"
             return
-        ckpt = str(run / "ckpt" / "last.ckpt")
+        ckpt = str(RunFolder(run).last_checkpoint)
         self.stage(entry, "validate", lambda: _train([task, "validate", *common, f"--ckpt_path={ckpt}"]))
         self.stage(entry, "test", lambda: _train([task, "test", *common, f"--ckpt_path={ckpt}"]))
-        export = run / "export"
+        export = RunFolder(run).export
         self.stage(entry, "export", lambda: _train(["export", str(run), "--out", str(export)]))
         self.exports[rel] = export
         self.stage(entry, "score", lambda: score_export(export, task))

@@ -1,8 +1,9 @@
 """What every exporter shares: reading a checkpoint safely and writing the export folder safely.
 
 The task exporters (:mod:`train.ner.export`, :mod:`train.bleurt.export`, :mod:`train.reward.export`)
-import this module; :mod:`train.release.export` (``python -m train export``) imports them. Nothing here
-imports an exporter, so the dependency runs one way.
+call :func:`export_checkpoint` with their module classes and their own files;
+:mod:`train.release.export` (``python -m train export``) finds them in :mod:`train.tasks`. Nothing
+here imports an exporter, so the dependency runs one way.
 
 Safety rules:
 - checkpoints are read with ``torch.load(..., weights_only=True)``: a ``.ckpt`` that carries code
@@ -25,11 +26,12 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
-from radscore.export import MANIFEST
+from radscore.export import MANIFEST, write_manifest
+from train.lightning.run_folder import RunFolder
 
 STAGING_PREFIX = ".radscore-export-"
 
@@ -62,22 +64,12 @@ def load_checkpoint_dict(path: str | Path) -> dict:
 def find_checkpoint(run_or_ckpt: str | Path) -> Path:
     """A checkpoint file, or the best (else last) checkpoint of a run folder."""
     path = Path(run_or_ckpt)
-    if path.is_file():
-        return path
-    ckpt_dir = path / "ckpt"
-    best = sorted(ckpt_dir.glob("best-*.ckpt"), key=lambda p: p.stat().st_mtime)
-    if best:
-        return best[-1]
-    if (ckpt_dir / "last.ckpt").is_file():
-        return ckpt_dir / "last.ckpt"
-    raise FileNotFoundError(f"{path}: neither a checkpoint file nor a run folder with ckpt/*.ckpt")
+    return path if path.is_file() else RunFolder(path).checkpoint()
 
 
 def training_config(ckpt: Path) -> Path | None:
     """The resolved config that LightningCLI saved in the run's newest log folder."""
-    run = ckpt.parent.parent
-    found = sorted(run.glob("logs/version_*/config.yaml"), key=lambda p: p.stat().st_mtime)
-    return found[-1] if found else None
+    return RunFolder.of_checkpoint(ckpt).training_config
 
 
 def finish_export(out_dir: Path, ckpt: Path, metrics: dict | None) -> Path:
@@ -88,6 +80,34 @@ def finish_export(out_dir: Path, ckpt: Path, metrics: dict | None) -> Path:
     if cfg is not None:
         shutil.copyfile(cfg, out_dir / "training_config.yaml")
     return out_dir
+
+
+def export_checkpoint(ckpt: str | Path, out_dir: str | Path, metrics: dict | None, classes: dict[str, type],
+                      check: Callable[[dict, str], None],
+                      write: Callable[[Path, Any, dict, str], dict]) -> Path:
+    """What every exporter does around its own files: read ``ckpt`` safely
+    (:func:`load_checkpoint_dict`), ``check(state, kind)`` it (its ``radscore`` entry), load the
+    LightningModule of its kind from ``classes`` on the CPU (``weights_only=True``) in eval mode,
+    then in a staging folder (:func:`staged_export`) call ``write(folder, module, state, kind)``,
+    which writes the model files and returns the task's manifest fields, and add the manifest (with
+    the checkpoint relative to its run folder, epoch and global step), ``metrics.json`` and
+    ``training_config.yaml`` (:func:`finish_export`)."""
+    ckpt = Path(ckpt)
+    state = load_checkpoint_dict(ckpt)
+    kind = (state.get("radscore") or {}).get("task")
+    if kind not in classes:
+        if len(classes) > 1:
+            raise ValueError(f"{ckpt}: checkpoint of task {kind!r}; expected one of {list(classes)}")
+        kind = next(iter(classes))  # check() says what is wrong with it
+    check(state, kind)
+    module = classes[kind].load_from_checkpoint(str(ckpt), map_location="cpu", weights_only=True)
+    module.eval()
+    with staged_export(out_dir) as folder:
+        fields = write(folder, module, state, kind)
+        write_manifest(folder, kind, checkpoint=RunFolder.checkpoint_name(ckpt), epoch=state.get("epoch"),
+                       global_step=state.get("global_step"), **fields)
+        finish_export(folder, ckpt, metrics)
+    return Path(out_dir)
 
 
 def check_export_target(out_dir: str | Path) -> Path:

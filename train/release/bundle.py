@@ -34,7 +34,8 @@ def write_bundle(out: str | Path, ner: str, encoder: str, matrix: AffinityMatrix
         encoder_entry = _include(str(encoder), staging, "encoder")
         matrix.save(staging / MATRIX_FILE)
         (staging / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
-        write_manifest(staging, KIND, ner=ner_entry, encoder=encoder_entry, base_model=str(encoder),
+        # a local encoder is copied in and named by its folder: no local path in the manifest (publish uploads it)
+        write_manifest(staging, KIND, ner=ner_entry, encoder=encoder_entry, base_model=encoder_entry,
                        affinity_matrix=MATRIX_FILE, penalty=penalty, splitter=splitter, pooling=pooling,
                        empty_score=float(empty_score), data_sources=list(data_sources or []))
     return Path(out)

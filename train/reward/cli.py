@@ -6,15 +6,13 @@ from pytorch_lightning.cli import LightningArgumentParser
 
 from train.lightning.cli import RadscoreCLI
 from train.reward.data import RewardDataModule
-from train.reward.export import export_reward
 from train.reward.modules import MONITOR, ER2RewardModel
 
 
 class RewardCLI(RadscoreCLI):
-    run_prefix = "reward_"  # checkpoints/reward_<config stem>/ (--run_dir overrides it)
+    task = "reward"  # train.tasks: exporter, run-folder prefix
     monitor = MONITOR
     monitor_mode = "max"
-    exporter = staticmethod(export_reward)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         super().add_arguments_to_parser(parser)  # links the backbone

@@ -1,0 +1,111 @@
+"""The layout of a training run folder, spelled once.
+
+``python -m train <task> fit`` writes (``checkpoints/<prefix><config stem>/`` unless ``--run_dir``)::
+
+    <run>/ckpt/best-epoch=01-step=40.ckpt   the best checkpoint on the task's monitored key
+    <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
+    <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
+    <run>/test_metrics.json                 the test split's metrics after fit
+    <run>/export/                           the export ``radscore`` loads
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+BEST_FILENAME = "best-{epoch:02d}-{step}"  # ModelCheckpoint's filename template (no .ckpt)
+
+
+def _by_mtime(paths) -> list[Path]:
+    return sorted(paths, key=lambda p: p.stat().st_mtime)
+
+
+def default_run_name(prefix: str, stem: str) -> str:
+    """The run folder's name for a config stem: the task's prefix (``reward_``, ``bleurt_``: their
+    config stems ``sample`` and ``paper`` would collide with another task's runs) before the stem,
+    unless the stem already starts with it."""
+    return stem if not prefix or stem.startswith(prefix.rstrip("_")) else prefix + stem
+
+
+class RunFolder:
+    """A run folder and the paths in it (nothing is created or required to exist)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @classmethod
+    def of_checkpoint(cls, ckpt: str | Path) -> RunFolder:
+        """The run folder a checkpoint ``<run>/ckpt/<name>.ckpt`` belongs to."""
+        return cls(Path(ckpt).parent.parent)
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def ckpt(self) -> Path:
+        return self.path / "ckpt"
+
+    @property
+    def last_checkpoint(self) -> Path:
+        return self.ckpt / "last.ckpt"
+
+    @property
+    def best_checkpoints(self) -> list[Path]:
+        """``ckpt/best-*.ckpt``, oldest first."""
+        return _by_mtime(self.ckpt.glob("best-*.ckpt"))
+
+    @property
+    def export(self) -> Path:
+        return self.path / "export"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def logged_configs(self) -> list[Path]:
+        """The resolved configs LightningCLI saved (``logs/version_*/config.yaml``), oldest first."""
+        return _by_mtime(self.logs.glob("version_*/config.yaml"))
+
+    @property
+    def training_config(self) -> Path | None:
+        """The newest resolved config, or None."""
+        found = self.logged_configs
+        return found[-1] if found else None
+
+    @property
+    def predictions(self) -> Path:
+        """``python -m train ner predict`` writes one sentence a line here."""
+        return self.path / "predictions.jsonl"
+
+    @property
+    def test_metrics(self) -> Path:
+        return self.path / "test_metrics.json"
+
+    def read_test_metrics(self) -> dict:
+        """``test_metrics.json`` as a dict; empty when the run wrote none."""
+        return json.loads(self.test_metrics.read_text()) if self.test_metrics.is_file() else {}
+
+    def checkpoint(self) -> Path:
+        """The newest best checkpoint, else ``last.ckpt``; FileNotFoundError when there is neither."""
+        best = self.best_checkpoints
+        if best:
+            return best[-1]
+        if self.last_checkpoint.is_file():
+            return self.last_checkpoint
+        raise FileNotFoundError(f"{self.path}: neither a checkpoint file nor a run folder with ckpt/*.ckpt")
+
+    @staticmethod
+    def checkpoint_name(ckpt: str | Path) -> str:
+        """A checkpoint relative to its run folder (``ckpt/best-epoch=01-step=40.ckpt``): what an
+        export records, never a local absolute path."""
+        ckpt = Path(ckpt)
+        return (Path(ckpt.parent.name) / ckpt.name).as_posix()
