@@ -57,3 +57,33 @@ def test_no_private_names_imported_across_packages():
                 if imported.startswith("_") and not imported.startswith("__") and not same_package:
                     bad.append(f"{name} imports {target}.{imported}")
     assert not bad, "private names used outside their package:\n" + "\n".join(bad)
+
+
+def _arrows() -> list[tuple[str, str]]:
+    """(importing module, imported module) for every import between the project's modules."""
+    modules = _modules()
+    return [(name, target) for name, path in modules.items() for target, _ in _imports(path, name, modules)]
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_radscore_imports_neither_data_nor_train():
+    bad = [f"{a} imports {b}" for a, b in _arrows() if _in(a, "radscore") and (_in(b, "data") or _in(b, "train"))]
+    assert not bad, "radscore is the library; data and train build on it, never the reverse:\n" + "\n".join(bad)
+
+
+def test_data_never_imports_train():
+    bad = [f"{a} imports {b}" for a, b in _arrows() if _in(a, "data") and _in(b, "train")]
+    assert not bad, "data (readers, generator) does not depend on training:\n" + "\n".join(bad)
+
+
+TASK_FOLDERS = ("train.ner", "train.reward", "train.bleurt", "train.tune")
+
+
+def test_no_task_imports_another_task():
+    bad = [f"{a} imports {b}" for a, b in _arrows() for task in TASK_FOLDERS for other in TASK_FOLDERS
+           if other != task and _in(a, task) and _in(b, other)]
+    assert not bad, ("a task folder imports another task; shared code belongs in train/lightning, "
+                     "train/release or train/evaluation:\n" + "\n".join(bad))
