@@ -1,5 +1,6 @@
 """Run the released ``ratescore`` 0.6.0 package on report pairs: executed INSIDE its own venv
-(``.venv-ratescore``, see ``benchmarks/ratescore_venv.py``), never imported by radscore.
+(``.venv-ratescore``, made on first use by ``ensure_released_venv`` in ``benchmarks/bench_ratescore.py``;
+the ``released_python`` fixture of ``tests/conftest.py`` calls it), never imported by radscore.
 
     .venv-ratescore/bin/python benchmarks/ratescore_driver.py IN.json OUT.json
 

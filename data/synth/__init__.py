@@ -16,6 +16,36 @@ Modules, by responsibility:
 - :mod:`~data.synth.writers`: the published file formats.
 """
 
-from data.synth.generate import DEFAULT_OUT, DEFAULT_SIZES, generate, generate_default, parse_sizes
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_SIZES", "generate", "generate_default", "parse_sizes"]
+
+
+def __getattr__(name: str):
+    """The public names of :mod:`data.synth.generate`, imported on first use: importing one module
+    of the package (``data.synth.edits``) loads no generator."""
+    if name in __all__:
+        return getattr(importlib.import_module("data.synth.generate"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+class _Package(types.ModuleType):
+    """``data.synth.generate`` names the function, as the eager import made it: the import system
+    would set the package attribute to the submodule of the same name when that is first imported."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "generate" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

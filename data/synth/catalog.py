@@ -10,36 +10,36 @@ from __future__ import annotations
 
 import random
 
-from data.synth import edits as E
-from data.synth import rewrites as R
+from data.synth import edits
+from data.synth import rewrites
 from data.synth.draft import Draft, EditConflict, Option, apply
 from data.synth.lexicon import Lexicon
 
 ERROR_FINDERS = {
     "insert_finding": None,  # needs donors: see error_options
-    "unnegate": R.find_unnegate,
-    "antonym": R.find_antonyms,
-    "remove_finding": E.find_remove_finding,
-    "negate": R.find_negate,
-    "laterality": E.find_laterality,
-    "site": E.find_site,
-    "severity": E.find_severity,
-    "size": E.find_size,
-    "add_comparison": E.find_add_comparison,
-    "remove_comparison": E.find_remove_comparison,
+    "unnegate": rewrites.find_unnegate,
+    "antonym": rewrites.find_antonyms,
+    "remove_finding": edits.find_remove_finding,
+    "negate": rewrites.find_negate,
+    "laterality": edits.find_laterality,
+    "site": edits.find_site,
+    "severity": edits.find_severity,
+    "size": edits.find_size,
+    "add_comparison": edits.find_add_comparison,
+    "remove_comparison": edits.find_remove_comparison,
 }
 ERROR_KINDS = tuple(ERROR_FINDERS)
 # Kinds that make sense inside one sentence (RaTE-Eval Task 1): no sentence insertion or removal.
 SENTENCE_KINDS = tuple(k for k in ERROR_KINDS if k not in ("insert_finding", "remove_finding"))
-TYPO_FINDERS = {"spelling": R.find_spelling, "grammar": R.find_grammar}
+TYPO_FINDERS = {"spelling": rewrites.find_spelling, "grammar": rewrites.find_grammar}
 # Meaning-preserving rewrites (no ReXVal category): drawn as often as errors, so that the amount
 # of changed text says little about the number of errors (a kind is drawn uniformly first).
 MEANING_FINDERS = {
-    "synonym": R.find_synonyms,
-    "reorder": R.find_reorder,
-    "rephrase_normal": R.find_rephrase_normal,
-    "negation_list": R.find_negation_list,
-    "header": R.find_header,
+    "synonym": rewrites.find_synonyms,
+    "reorder": rewrites.find_reorder,
+    "rephrase_normal": rewrites.find_rephrase_normal,
+    "negation_list": rewrites.find_negation_list,
+    "header": rewrites.find_header,
     "add_negative": None,  # needs donor sentences: see meaning_preserving
 }
 MEANING_KINDS = tuple(MEANING_FINDERS)
@@ -55,7 +55,7 @@ def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS) -> l
     out = []
     for kind in kinds:
         if kind == "insert_finding":
-            out += E.find_insert_finding(draft, lex, donors)
+            out += edits.find_insert_finding(draft, lex, donors)
         else:
             out += ERROR_FINDERS[kind](draft, lex)
     return out
@@ -105,5 +105,5 @@ def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 
     ``negatives``: donor sentences for ``add_negative`` (that kind is skipped without them)."""
     finders = [MEANING_FINDERS[k] for k in kinds if k != "add_negative"]
     if "add_negative" in kinds and negatives:
-        finders.append(lambda d, lx: R.find_add_negative(d, lx, negatives))
+        finders.append(lambda d, lx: rewrites.find_add_negative(d, lx, negatives))
     return add_from(draft, n, rng, lex, finders)

@@ -31,7 +31,7 @@ import random
 from pathlib import Path
 
 from data.annotation import AnnotationError, Report, parse_annotated, read_reports
-from data.synth import rewrites as R
+from data.synth import rewrites
 from data.synth.catalog import (ERROR_KINDS, MEANING_COUNTS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS,
                                 TASK1_MEANING_COUNTS, add_errors, add_from, meaning_preserving)
 from data.synth.draft import FINDING, NEGATED, POSITIVE, Draft
@@ -154,7 +154,7 @@ class Generator:
                                          rep.anatomy, rep.modality)
         add_errors(draft, n_errors, rng, self.lex, self._donors(rep, rng), kinds)
         if n_typos:
-            add_from(draft, n_typos, rng, self.lex, [R.find_spelling, R.find_grammar])
+            add_from(draft, n_typos, rng, self.lex, [rewrites.find_spelling, rewrites.find_grammar])
         n_meaning = rng.choice(MEANING_COUNTS) if n_meaning is None else n_meaning
         negatives = self._donors(rep, rng, table=self.negatives) if n_meaning else ()
         meaning_preserving(draft, rng, self.lex, n_meaning, negatives=negatives)
@@ -251,7 +251,7 @@ class Generator:
             n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3), negatives=negatives)
             if not n_syn:
                 continue
-            if not add_from(opp, 1, rng, self.lex, [R.find_opposites]):
+            if not add_from(opp, 1, rng, self.lex, [rewrites.find_opposites]):
                 continue
             meaning_preserving(opp, rng, self.lex, n_syn - 1, negatives=negatives)
             s, o = syn.finalize(), opp.finalize()

@@ -26,10 +26,10 @@ import json
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
-from data.synth import catalog as C
-from data.synth import edits as E
-from data.synth import rewrites as R
-from data.synth import labels as L
+from data.synth import catalog
+from data.synth import edits
+from data.synth import rewrites
+from data.synth import labels
 from data.rexval import CANDIDATE_TYPES
 
 MANIFEST = "manifest_synthetic.jsonl"
@@ -78,11 +78,11 @@ def write_rexval(folder: Path, studies: list[dict]) -> None:
                     err_rows.append([number, ctype, rater, cat, sig, n, True])
                 totals.append(sum(counts.values()))
                 sig_totals.append(sum(n for (_, s), n in counts.items() if s))
-            true = L.radcliq_subscores(cand["edits"])
+            true = labels.radcliq_subscores(cand["edits"])
             cand["id"] = f"{study['study_id']}:{ctype}"
             manifest.append(_manifest(cand, "rexval", {
                 "true_errors": sum(true.values()),
-                "true_significant_errors": sum(1 for e in L.errors_of(cand["edits"]) if e["significant"]),
+                "true_significant_errors": sum(1 for e in labels.errors_of(cand["edits"]) if e["significant"]),
                 "true_per_category": true,
                 "rater_totals": totals, "rater_significant_totals": sig_totals,
                 "mean_errors": sum(totals) / len(totals),
@@ -179,7 +179,7 @@ FOLDER_NOTES = {
 def _readme(info: dict, counts: dict) -> str:
     noise = info["noise"]
     noise = asdict(noise) if is_dataclass(noise) else noise
-    weights = info.get("bleurt_weights") or L.BLEURT_WEIGHTS
+    weights = info.get("bleurt_weights") or labels.BLEURT_WEIGHTS
     lines = [
         "# SYNTHETIC benchmark data: not human ratings",
         "",
@@ -205,7 +205,7 @@ def _readme(info: dict, counts: dict) -> str:
         "",
         "## Edits and the clinical weight model (which errors are clinically significant)",
         "",
-        "Clinical weight model" + E.__doc__.split("Clinical weight model", 1)[1].rstrip(),
+        "Clinical weight model" + edits.__doc__.split("Clinical weight model", 1)[1].rstrip(),
         "",
         "The lists of critical findings, incidental findings, tubes and lines and their position "
         "statuses are in `data/lexicons/critical.yaml` of the generator's repository.",
@@ -213,16 +213,16 @@ def _readme(info: dict, counts: dict) -> str:
         "## Meaning-preserving rewrites (no error)",
         "",
         "Every candidate also gets meaning-preserving rewrites, drawn independently of its "
-        f"errors (how many: drawn from {list(C.MEANING_COUNTS)} per report candidate, "
-        f"Task 2 included, and from {list(C.TASK1_MEANING_COUNTS)} per Task 1 sentence), so that "
+        f"errors (how many: drawn from {list(catalog.MEANING_COUNTS)} per report candidate, "
+        f"Task 2 included, and from {list(catalog.TASK1_MEANING_COUNTS)} per Task 1 sentence), so that "
         "the amount of changed "
         "text says little about the number of errors. Kinds:",
         "",
-        "- " + R.__doc__.split("\n- ", 1)[1].split("\n- ``unnegate``", 1)[0].rstrip(),
+        "- " + rewrites.__doc__.split("\n- ", 1)[1].split("\n- ``unnegate``", 1)[0].rstrip(),
         "",
         "## Labels",
         "",
-        L.__doc__.split("Rules (also stated", 1)[1].split("\n", 1)[1].strip(),
+        labels.__doc__.split("Rules (also stated", 1)[1].split("\n", 1)[1].strip(),
         "",
     ]
     return "\n".join(lines)

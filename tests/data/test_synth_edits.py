@@ -3,8 +3,8 @@
 import pytest
 
 from data.annotation import parse_annotated, parse_report
-from data.synth import edits as E
-from data.synth import rewrites as R
+from data.synth import edits
+from data.synth import rewrites
 from data.synth.draft import FLIP, Draft, EditConflict, apply
 from data.synth.lexicon import LEXICON_DIR, LexiconError, load_lexicon
 
@@ -46,7 +46,7 @@ EFFUSION = ["[Small right pleural effusion|ABNORMALITY].", "No [pneumothorax|NON
 
 # -- category 3: location ------------------------------------------------------------------------
 def test_laterality_in_a_sentence_with_a_present_finding_is_significant():
-    out, e = run(report(EFFUSION), E.find_laterality, slot=0)
+    out, e = run(report(EFFUSION), edits.find_laterality, slot=0)
     assert out["candidate"].startswith("Small left pleural effusion. No pneumothorax.")
     assert annotated(out)[0] == "[Small left pleural effusion|ABNORMALITY]."
     assert (e["kind"], e["category"], e["significant"]) == ("laterality", 3, True)
@@ -56,32 +56,32 @@ def test_laterality_in_a_sentence_with_a_present_finding_is_significant():
 
 def test_laterality_in_a_normal_statement_is_insignificant():
     rep = report(["[Left lung|ANATOMY] is [clear|NON-ABNORMALITY]."])
-    out, e = run(rep, E.find_laterality, slot=0)
+    out, e = run(rep, edits.find_laterality, slot=0)
     assert out["candidate"] == "Right lung is clear. No acute abnormality."
     assert (e["before"], e["after"], e["significant"]) == ("Left", "Right", False)
 
 
 def test_site_swap_uses_the_anatomy_groups():
     rep = report(["[Right upper lobe|ANATOMY] [consolidation|ABNORMALITY]."])
-    out, e = run(rep, E.find_site, to="middle lobe")
+    out, e = run(rep, edits.find_site, to="middle lobe")
     assert annotated(out)[0] == "[Right middle lobe|ANATOMY] [consolidation|ABNORMALITY]."
     assert (e["kind"], e["category"], e["significant"]) == ("site", 3, True)
     spine = report(["[Disc bulge|ABNORMALITY] at [L4-L5|ANATOMY]."], anatomy="spine")
-    out, _ = run(spine, E.find_site, to="L5-S1")
+    out, _ = run(spine, edits.find_site, to="L5-S1")
     assert out["candidate"].startswith("Disc bulge at L5-S1.")
 
 
 # -- category 4: severity and size ---------------------------------------------------------------
 @pytest.mark.parametrize("to, significant", [("Minimal", True), ("Mild", False), ("Severe", False)])
 def test_severity_ladder_steps(to, significant):
-    out, e = run(report(["[Moderate pleural effusion|ABNORMALITY]."]), E.find_severity, to=to)
+    out, e = run(report(["[Moderate pleural effusion|ABNORMALITY]."]), edits.find_severity, to=to)
     assert annotated(out)[0] == f"[{to} pleural effusion|ABNORMALITY]."
     assert (e["category"], e["significant"], e["before"]) == (4, significant, "Moderate")
 
 
 def test_two_rung_ladder_change_is_significant():
     rep = report(["[Partial occlusion|ABNORMALITY] of the [left popliteal artery|ANATOMY]."], anatomy="vascular")
-    out, e = run(rep, E.find_severity, to="Complete")
+    out, e = run(rep, edits.find_severity, to="Complete")
     assert out["candidate"].startswith("Complete occlusion of the left popliteal artery.")
     assert e["significant"] is True
 
@@ -89,7 +89,7 @@ def test_two_rung_ladder_change_is_significant():
 @pytest.mark.parametrize("to, significant", [("8", True), ("2", True), ("5", False), ("3.2", False), ("12", True)])
 def test_size_scaling(to, significant):
     rep = report(["A [4 mm nodule|ABNORMALITY] in the [left upper lobe|ANATOMY]."])
-    out, e = run(rep, E.find_size, to=to)
+    out, e = run(rep, edits.find_size, to=to)
     assert annotated(out)[0] == f"A [{to} mm nodule|ABNORMALITY] in the [left upper lobe|ANATOMY]."
     assert (e["kind"], e["category"], e["significant"], e["before"], e["after"]) == ("size", 4, significant, "4", to)
 
@@ -97,7 +97,7 @@ def test_size_scaling(to, significant):
 def test_size_without_a_present_finding_is_insignificant():
     rep = report(["[Right kidney|ANATOMY] measures 10.5 cm and is [normal|NON-ABNORMALITY]."],
                  anatomy="genitourinary")
-    out, e = run(rep, E.find_size, to="21.0")
+    out, e = run(rep, edits.find_size, to="21.0")
     assert out["candidate"].startswith("Right kidney measures 21.0 cm and is normal.")
     assert e["significant"] is False
 
@@ -105,12 +105,12 @@ def test_size_without_a_present_finding_is_insignificant():
 # -- categories 5 and 6: comparisons -------------------------------------------------------------
 def test_added_comparison_change_vs_stability():
     rep = report(["[Mild cardiomegaly|DISEASE]."])
-    out, e = run(rep, E.find_add_comparison, slot=0, placement="end",
+    out, e = run(rep, edits.find_add_comparison, slot=0, placement="end",
                  phrase="increased compared with the prior study")
     assert out["candidate"].startswith("Mild cardiomegaly, increased compared with the prior study.")
     assert (e["category"], e["significant"], e["weight_class"], e["before"]) == (5, True, "major", "")
     assert e["after"] == ", increased compared with the prior study" and e["reference_span"] == [17, 17]
-    _, e = run(rep, E.find_add_comparison, slot=0, placement="end",
+    _, e = run(rep, edits.find_add_comparison, slot=0, placement="end",
                phrase="unchanged from yesterday's radiograph")
     assert (e["significant"], e["weight_class"]) == (False, "minor")
 
@@ -122,7 +122,7 @@ def test_added_comparisons_vary_in_wording_and_position():
     rep = report(["There is a [small right pleural effusion|ABNORMALITY] with adjacent "
                   "[atelectasis|ABNORMALITY].", "[Mild cardiomegaly|DISEASE]."])
     draft = Draft.from_report(rep)
-    options = E.find_add_comparison(draft, LEX)
+    options = edits.find_add_comparison(draft, LEX)
     placements = {dict(o.detail)["placement"] for o in options}
     assert placements == {"end", "after", "before", "opening"}
     phrases = {dict(o.detail)["phrase"] for o in options}
@@ -138,44 +138,44 @@ def test_added_comparisons_vary_in_wording_and_position():
     }
     for (placement, phrase), text in expected.items():
         where = {} if placement == "opening" else {"finding": "small right pleural effusion"}
-        out, e = run(rep, E.find_add_comparison, slot=0, placement=placement, phrase=phrase, **where)
+        out, e = run(rep, edits.find_add_comparison, slot=0, placement=placement, phrase=phrase, **where)
         assert out["candidate"].startswith(text), out["candidate"]
         assert e["category"] == 5
-    out, e = run(rep, E.find_add_comparison, slot=1, placement="before", phrase="new")
+    out, e = run(rep, edits.find_add_comparison, slot=1, placement="before", phrase="new")
     assert annotated(out)[1] == "New [mild cardiomegaly|DISEASE]."
     assert e["weight_class"] == "major"
-    _, e = run(rep, E.find_add_comparison, slot=0, placement="opening", phrase="Compared with the prior study")
+    _, e = run(rep, edits.find_add_comparison, slot=0, placement="opening", phrase="Compared with the prior study")
     assert e["weight_class"] == "minor"  # names the prior study, states no change
     verb = Draft.from_report(report(["[Velocities|ANATOMY] are [elevated|ABNORMALITY] in the [ICA|ANATOMY]."]))
-    assert not [o for o in E.find_add_comparison(verb, LEX) if dict(o.detail)["placement"] == "before"]
+    assert not [o for o in edits.find_add_comparison(verb, LEX) if dict(o.detail)["placement"] == "before"]
 
 
 def test_no_change_phrase_for_normal_statements_and_no_second_comparison():
     draft = Draft.from_report(report(["No [pneumothorax|NON-DISEASE].",
                                       "[Small effusion|ABNORMALITY], unchanged."]))
-    options = E.find_add_comparison(draft, LEX)
+    options = edits.find_add_comparison(draft, LEX)
     assert {o.slot for o in options} == {0, 2}  # slot 1 already has a comparison
     assert all(not o.significant for o in options if o.slot == 0)
 
 
 def test_removed_comparison_clause():
     rep = report(["[Small left pleural effusion|ABNORMALITY], decreased since the prior study."])
-    out, e = run(rep, E.find_remove_comparison, slot=0, removed="decreased since the prior study")
+    out, e = run(rep, edits.find_remove_comparison, slot=0, removed="decreased since the prior study")
     assert out["candidate"].startswith("Small left pleural effusion. No acute abnormality.")
     assert (e["category"], e["significant"]) == (6, True)
     assert (e["before"], e["after"]) == (", decreased since the prior study", "")
-    out, e = run(rep, E.find_remove_comparison, slot=0, removed="since the prior study")
+    out, e = run(rep, edits.find_remove_comparison, slot=0, removed="since the prior study")
     assert out["candidate"].startswith("Small left pleural effusion, decreased. No")
     assert e["significant"] is False  # the change word stays; only the prior study is dropped
     rep = report(["[Nodule|ABNORMALITY] in the [right lower lobe|ANATOMY] is unchanged compared with the CT of 2021."])
-    out, e = run(rep, E.find_remove_comparison, slot=0)
+    out, e = run(rep, edits.find_remove_comparison, slot=0)
     assert out["candidate"].startswith("Nodule in the right lower lobe is unchanged. No")
     assert e["significant"] is False
 
 
 def test_removed_comparison_sentence():
     rep = report(["[Cardiomediastinal silhouette|ANATOMY] is unchanged.", "No [pneumothorax|NON-DISEASE]."])
-    out, e = run(rep, E.find_remove_comparison, slot=0)
+    out, e = run(rep, edits.find_remove_comparison, slot=0)
     assert out["candidate"] == "No pneumothorax. No acute abnormality."
     assert (e["candidate_span"], e["reference_span"]) == (None, [0, 42])
     assert e["significant"] is False
@@ -183,14 +183,14 @@ def test_removed_comparison_sentence():
 
 # -- categories 1 and 2: whole sentences ---------------------------------------------------------
 def test_removed_finding_sentence():
-    out, e = run(report(EFFUSION), E.find_remove_finding, slot=1)
+    out, e = run(report(EFFUSION), edits.find_remove_finding, slot=1)
     assert out["candidate"] == "Small right pleural effusion. Heart size is normal. No acute abnormality."
     assert (e["kind"], e["category"], e["significant"]) == ("remove_finding", 2, False)
     assert (e["candidate_span"], e["reference_span"], e["before"]) == (None, [30, 46], "No pneumothorax.")
-    _, e = run(report(EFFUSION), E.find_remove_finding, slot=0)
+    _, e = run(report(EFFUSION), edits.find_remove_finding, slot=0)
     assert e["significant"] is True
     draft = Draft.from_report(report(["[Mild edema|ABNORMALITY], increased since the prior study.", EFFUSION[1]]))
-    assert [o.slot for o in E.find_remove_finding(draft, LEX)] == [1, 2]  # never with a comparison
+    assert [o.slot for o in edits.find_remove_finding(draft, LEX)] == [1, 2]  # never with a comparison
 
 
 def test_inserted_finding_from_a_donor():
@@ -200,7 +200,7 @@ def test_inserted_finding_from_a_donor():
               ("d4", "findings", parse_annotated("[Small right pleural effusion|ABNORMALITY].")),
               ("t1", "findings", parse_annotated("[Rib fracture|DISEASE]."))]
     draft = Draft.from_report(report(EFFUSION))
-    options = E.find_insert_finding(draft, LEX, donors)
+    options = edits.find_insert_finding(draft, LEX, donors)
     assert {dict(o.detail)["source"] for o in options} == {"d1"}
     assert sorted((o.section, o.slot) for o in options) == [
         ("findings", 0), ("findings", 1), ("findings", 2), ("findings", 3),
@@ -220,7 +220,7 @@ def test_inserted_finding_from_a_donor():
 # -- opposite rewrites (categories 1 and 2) ------------------------------------------------------
 def test_unnegate_flips_the_whole_list():
     rep = report(["No [pleural effusion|NON-ABNORMALITY] or [pneumothorax|NON-DISEASE]."])
-    out, e = run(rep, R.find_unnegate, slot=0)
+    out, e = run(rep, rewrites.find_unnegate, slot=0)
     assert annotated(out)[0] == "There is [pleural effusion|ABNORMALITY] and [pneumothorax|DISEASE]."
     assert (e["kind"], e["category"], e["significant"]) == ("unnegate", 1, True)
     assert (e["before"], e["after"]) == ("No pleural effusion or pneumothorax",
@@ -236,28 +236,28 @@ def test_unnegate_flips_the_whole_list():
      "[Liver|ANATOMY] is [normal|NON-ABNORMALITY], with [focal lesion|ABNORMALITY]."),
 ])
 def test_unnegate_cues(sentence, expected):
-    out, _ = run(report([sentence]), R.find_unnegate, slot=0)
+    out, _ = run(report([sentence]), rewrites.find_unnegate, slot=0)
     assert annotated(out)[0] == expected
 
 
 def test_negate_prefix_and_cue():
     rep = report(["[Right lower lobe|ANATOMY] [consolidation|ABNORMALITY] concerning for [pneumonia|DISEASE]."])
-    out, e = run(rep, R.find_negate, slot=0, cue="")
+    out, e = run(rep, rewrites.find_negate, slot=0, cue="")
     assert annotated(out)[0] == ("No [right lower lobe|ANATOMY] [consolidation|NON-ABNORMALITY] "
                                  "concerning for [pneumonia|DISEASE].")
     assert (e["kind"], e["category"], e["significant"]) == ("negate", 2, True)
-    out, _ = run(rep, R.find_negate, slot=0, cue="concerning for ")
+    out, _ = run(rep, rewrites.find_negate, slot=0, cue="concerning for ")
     assert annotated(out)[0] == ("[Right lower lobe|ANATOMY] [consolidation|ABNORMALITY] "
                                  "not concerning for [pneumonia|NON-DISEASE].")
-    out, _ = run(report(["[Liver|ANATOMY] is enlarged with [mild steatosis|DISEASE]."]), R.find_negate)
+    out, _ = run(report(["[Liver|ANATOMY] is enlarged with [mild steatosis|DISEASE]."]), rewrites.find_negate)
     assert annotated(out)[0] == "[Liver|ANATOMY] is enlarged without [mild steatosis|NON-DISEASE]."
 
 
 def test_antonyms_both_ways():
-    out, e = run(report(["[Portal vein|ANATOMY] is [patent|NON-ABNORMALITY]."]), R.find_antonyms)
+    out, e = run(report(["[Portal vein|ANATOMY] is [patent|NON-ABNORMALITY]."]), rewrites.find_antonyms)
     assert annotated(out)[0] == "[Portal vein|ANATOMY] is [occluded|ABNORMALITY]."
     assert (e["category"], e["significant"]) == (1, True)
-    out, e = run(report(["[Left popliteal artery|ANATOMY] is [occluded|ABNORMALITY]."]), R.find_antonyms)
+    out, e = run(report(["[Left popliteal artery|ANATOMY] is [occluded|ABNORMALITY]."]), rewrites.find_antonyms)
     assert annotated(out)[0] == "[Left popliteal artery|ANATOMY] is [patent|NON-ABNORMALITY]."
     assert e["category"] == 2
 
@@ -272,7 +272,7 @@ OPPOSITE_REPORT = report(
 
 def test_every_opposite_rewrite_flips_at_least_one_type():
     base = Draft.from_report(OPPOSITE_REPORT)
-    options = R.find_opposites(base, LEX)
+    options = rewrites.find_opposites(base, LEX)
     assert len(options) >= 6
     for option in options:
         draft = Draft.from_report(OPPOSITE_REPORT)
@@ -294,7 +294,7 @@ SYNONYM_REPORT = report(
 
 def test_synonym_rewrites_keep_every_entity_type():
     base = Draft.from_report(SYNONYM_REPORT)
-    options = R.find_synonyms(base, LEX)
+    options = rewrites.find_synonyms(base, LEX)
     texts = set()
     for option in options:
         draft = Draft.from_report(SYNONYM_REPORT)
@@ -307,7 +307,7 @@ def test_synonym_rewrites_keep_every_entity_type():
     assert {"Cardiac size is normal", "Heart size is within normal limits",
             "Heart size is unremarkable"} <= texts
     assert not any(o.slot == 1 for o in options)  # "normal in size": `final` group does not match
-    out, _ = run(SYNONYM_REPORT, R.find_synonyms, slot=2, to="lung nodule")
+    out, _ = run(SYNONYM_REPORT, rewrites.find_synonyms, slot=2, to="lung nodule")
     assert annotated(out)[2] == "A [lung nodule|ABNORMALITY] is seen, consistent with a [granuloma|DISEASE]."
 
 
@@ -315,7 +315,7 @@ def test_reorder_swaps_neighbours_and_records_both_spans():
     rep = report(["[Heart|ANATOMY] is [normal|NON-ABNORMALITY].", "No [pneumothorax|NON-DISEASE].",
                   "It is [stable|NON-ABNORMALITY]."])
     draft = Draft.from_report(rep)
-    options = R.find_reorder(draft, LEX)
+    options = rewrites.find_reorder(draft, LEX)
     assert [(o.slot, o.other) for o in options] == [(0, 1)]  # "It" points back: never moved
     apply(draft, options[0])
     out = draft.finalize()
@@ -342,12 +342,12 @@ def test_abbreviations_expand_and_contract_with_the_case_of_their_place():
     rep = report(["[RLL|ANATOMY] [pneumonia|DISEASE].",
                   "Stable [nodule|ABNORMALITY] in the [RUL|ANATOMY].",
                   "[Opacity|ABNORMALITY] in the [right upper lobe|ANATOMY]."])
-    out, e = run(rep, R.find_synonyms, slot=0, to="Right lower lobe")
+    out, e = run(rep, rewrites.find_synonyms, slot=0, to="Right lower lobe")
     assert annotated(out)[0] == "[Right lower lobe|ANATOMY] [pneumonia|DISEASE]."
     _meaning_preserving(e)
-    out, _ = run(rep, R.find_synonyms, slot=1, to="right upper lobe")
+    out, _ = run(rep, rewrites.find_synonyms, slot=1, to="right upper lobe")
     assert annotated(out)[1] == "Stable [nodule|ABNORMALITY] in the [right upper lobe|ANATOMY]."
-    out, _ = run(rep, R.find_synonyms, slot=2, to="RUL")
+    out, _ = run(rep, rewrites.find_synonyms, slot=2, to="RUL")
     assert annotated(out)[2] == "[Opacity|ABNORMALITY] in the [RUL|ANATOMY]."
 
 
@@ -355,9 +355,9 @@ def test_negative_statements_are_rephrased_both_ways_without_changing_a_type():
     rep = report(["No [pneumothorax|NON-DISEASE].", "There is no [pleural effusion|NON-ABNORMALITY].",
                   "No [enlarged lymph nodes|NON-ABNORMALITY].", "No [fracture|NON-DISEASE] is seen."])
     draft = Draft.from_report(rep)
-    options = R.find_rephrase_normal(draft, LEX)
+    options = rewrites.find_rephrase_normal(draft, LEX)
     assert sorted(o.slot for o in options) == [0, 1, 2, 4]  # "... is seen" (3) has a verb of its own
-    _each_way(rep, R.find_rephrase_normal, {0: "There is no [pneumothorax|NON-DISEASE].",
+    _each_way(rep, rewrites.find_rephrase_normal, {0: "There is no [pneumothorax|NON-DISEASE].",
                                             1: "No [pleural effusion|NON-ABNORMALITY].",
                                             2: "There are no [enlarged lymph nodes|NON-ABNORMALITY]."})
 
@@ -367,8 +367,8 @@ def test_a_list_of_negated_findings_takes_one_cue_or_two():
                   "No [mass|NON-ABNORMALITY] and no [adenopathy|NON-ABNORMALITY].",
                   "No [focal consolidation|NON-ABNORMALITY], [effusion|NON-ABNORMALITY] or [pneumothorax|NON-DISEASE]."])
     draft = Draft.from_report(rep)
-    assert sorted(o.slot for o in R.find_negation_list(draft, LEX)) == [0, 1]  # not after a comma list
-    _each_way(rep, R.find_negation_list, {
+    assert sorted(o.slot for o in rewrites.find_negation_list(draft, LEX)) == [0, 1]  # not after a comma list
+    _each_way(rep, rewrites.find_negation_list, {
         0: "No [pneumothorax|NON-DISEASE] and no [pleural effusion|NON-ABNORMALITY].",
         1: "No [mass|NON-ABNORMALITY] or [adenopathy|NON-ABNORMALITY]."})
 
@@ -380,12 +380,12 @@ def test_section_headers_are_added_or_removed_and_never_moved():
     donors = [("d1", "findings", parse_annotated("[Left lower lobe|ANATOMY] [atelectasis|ABNORMALITY].")),
               ("d2", "findings", parse_annotated("No [pleural effusion|NON-ABNORMALITY]."))]
     # an inserted sentence never goes above a section's header
-    assert sorted((o.section, o.slot) for o in E.find_insert_finding(draft, LEX, donors[:1])) == [
+    assert sorted((o.section, o.slot) for o in edits.find_insert_finding(draft, LEX, donors[:1])) == [
         ("findings", 1), ("findings", 2), ("impression", 2), ("impression", 3)]
-    assert sorted(o.slot for o in R.find_add_negative(draft, LEX, donors[1:])) == [1, 2]
-    assert sorted(o.slot for o in R.find_header(draft, LEX)) == [0, 2]  # each section's first sentence
-    assert R.find_reorder(draft, LEX) == []  # the header sentence stays at the top
-    _each_way(rep, R.find_header, {0: "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY].",
+    assert sorted(o.slot for o in rewrites.find_add_negative(draft, LEX, donors[1:])) == [1, 2]
+    assert sorted(o.slot for o in rewrites.find_header(draft, LEX)) == [0, 2]  # each section's first sentence
+    assert rewrites.find_reorder(draft, LEX) == []  # the header sentence stays at the top
+    _each_way(rep, rewrites.find_header, {0: "[Lungs|ANATOMY] are [clear|NON-ABNORMALITY].",
                                    2: "IMPRESSION: No [acute abnormality|NON-ABNORMALITY]."})
 
 
@@ -395,7 +395,7 @@ def test_an_added_pertinent_negative_is_no_error_and_never_names_a_mentioned_fin
               ("d2", "findings", parse_annotated("No [focal consolidation|NON-ABNORMALITY].")),
               ("d3", "findings", parse_annotated("It is [unchanged|NON-ABNORMALITY]."))]  # points back
     draft = Draft.from_report(rep)
-    options = R.find_add_negative(draft, LEX, donors)
+    options = rewrites.find_add_negative(draft, LEX, donors)
     assert options and {dict(o.detail)["source"] for o in options} == {"d2"}
     apply(draft, options[-1])
     out = draft.finalize()
@@ -406,16 +406,16 @@ def test_an_added_pertinent_negative_is_no_error_and_never_names_a_mentioned_fin
 # -- spelling and grammar ------------------------------------------------------------------------
 def test_spelling_inside_an_entity_keeps_the_span():
     rep = report(["No [pneumothorax|NON-DISEASE]."])
-    out, e = run(rep, R.find_spelling, slot=0, typo="swap")
+    out, e = run(rep, rewrites.find_spelling, slot=0, typo="swap")
     assert annotated(out)[0] == "No [pneumtohorax|NON-DISEASE]."
     assert (e["kind"], e["category"], e["detail"]["in_entity"]) == ("spelling", None, True)
 
 
 def test_grammar_agreement_and_article():
     rep = report(["[Heart|ANATOMY] size is [normal|NON-ABNORMALITY] on the [frontal view|ANATOMY]."])
-    out, e = run(rep, R.find_grammar, slot=0, to="are")
+    out, e = run(rep, rewrites.find_grammar, slot=0, to="are")
     assert out["candidate"].startswith("Heart size are normal on the frontal view.")
-    out, e = run(rep, R.find_grammar, slot=0, to="")
+    out, e = run(rep, rewrites.find_grammar, slot=0, to="")
     assert annotated(out)[0] == "[Heart|ANATOMY] size is [normal|NON-ABNORMALITY] on [frontal view|ANATOMY]."
     assert (e["before"], e["detail"]["in_entity"]) == ("the ", False)
 
@@ -424,8 +424,8 @@ def test_grammar_agreement_and_article():
 def test_two_edits_in_one_sentence_keep_exact_spans():
     rep = report(["[Small right pleural effusion|ABNORMALITY]."])
     draft = Draft.from_report(rep)
-    apply(draft, pick(E.find_severity(draft, LEX), to="Moderate"))
-    options = E.find_laterality(draft, LEX)
+    apply(draft, pick(edits.find_severity(draft, LEX), to="Moderate"))
+    options = edits.find_laterality(draft, LEX)
     apply(draft, pick(options, slot=0))
     out = draft.finalize()
     sev, lat = out["edits"]
@@ -433,7 +433,7 @@ def test_two_edits_in_one_sentence_keep_exact_spans():
     assert (sev["candidate_span"], sev["reference_span"]) == ([0, 8], [0, 5])
     assert (lat["candidate_span"], lat["reference_span"]) == ([9, 13], [6, 11])
     assert (lat["before"], lat["after"]) == ("right", "left")
-    assert not E.find_severity(draft, LEX)  # the changed word is not edited again
+    assert not edits.find_severity(draft, LEX)  # the changed word is not edited again
 
 
 def test_conflicts_are_refused():

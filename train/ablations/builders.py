@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-from train.ablations import tables as T
-from train.ablations import tables_metrics as M
+from train.ablations import tables
+from train.ablations import tables_metrics
 from train.ablations.render import Table
 
 
-def builders() -> dict[str, Callable[[T.Context], Table]]:
-    return {"ner-schemes": T.build_ner_schemes, "ner-data": T.build_ner_data, "encoders": T.build_encoders,
-            "rexval": M.build_rexval, "rate-eval": M.build_rate_eval, "er2-criteria": M.build_er2_criteria,
-            "er2-metrics": M.build_er2_metrics, "er2-backbones": T.build_er2_backbones,
-            "er2-loss": T.build_er2_loss, "er2-lambda": T.build_er2_lambda}
+def builders() -> dict[str, Callable[[tables.Context], Table]]:
+    return {"ner-schemes": tables.build_ner_schemes, "ner-data": tables.build_ner_data,
+            "encoders": tables.build_encoders, "rexval": tables_metrics.build_rexval,
+            "rate-eval": tables_metrics.build_rate_eval, "er2-criteria": tables_metrics.build_er2_criteria,
+            "er2-metrics": tables_metrics.build_er2_metrics, "er2-backbones": tables.build_er2_backbones,
+            "er2-loss": tables.build_er2_loss, "er2-lambda": tables.build_er2_lambda}

@@ -82,13 +82,13 @@ class Evaluator:
         return self._once("rate_eval_root", make)
 
     def task(self, number: int) -> list:
-        from data import rate_eval as R
+        from data import rate_eval
 
         def make():
             root = self.rate_eval_root()
             if number == 3:
-                return R.read_rate_eval_task3(root)
-            reader = R.read_rate_eval_task1 if number == 1 else R.read_rate_eval_task2
+                return rate_eval.read_rate_eval_task3(root)
+            reader = rate_eval.read_rate_eval_task1 if number == 1 else rate_eval.read_rate_eval_task2
             splits = self.profile.data.task1_splits if number == 1 else self.profile.data.task2_splits
             return [p for split in splits for p in reader(root, split)]
         return self._once(f"task{number}", make)
