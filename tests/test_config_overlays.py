@@ -96,7 +96,8 @@ def test_a_base_cycle_is_an_error_naming_the_files(tmp_path):
 
 def test_a_missing_base_is_an_error_naming_the_file_and_line(tmp_path):
     (tmp_path / "top.yaml").write_text("# an overlay\nx: 1\nbase: nowhere.yaml\n")
-    with pytest.raises(ConfigError, match=r"top\.yaml:3 \(base: 'nowhere\.yaml'\): base config .*nowhere\.yaml not found"):
+    where = r"top\.yaml:3 \(base: 'nowhere\.yaml'\): "
+    with pytest.raises(ConfigError, match=where + r"base config .*nowhere\.yaml not found"):
         load_config(tmp_path / "top.yaml")
     from train.tune.config import TuneConfigError
     from train.tune.config import load_config as load_tune
