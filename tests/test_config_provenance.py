@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from train.lightning.configs import config_chain
+
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_CONFIGS = sorted(p for d in ("ner", "tune", "reward", "bleurt") for p in (ROOT / "configs" / d).glob("*.yaml")
                        if "sample" not in p.name) + [ROOT / "configs" / "ablations" / "paper.yaml"]
@@ -14,7 +16,7 @@ PLUMBING = {"class_path", "accelerator", "devices", "log_every_n_steps", "storag
             "rows", "train_path", "val_path", "test_path", "runs_root", "output", "profile", "rate_eval", "rexval",
             "synthetic", "ner_run", "run", "backbone", "data_dir", "subset", "scheme", "splits", "labels", "ner",
             "encoder", "critical", "non_critical", "spelling_grammar", "higher_rating_is_better", "by",
-            "generate_synthetic"}
+            "generate_synthetic", "base"}  # base: the config an overlay overlays (train/lightning/configs.py)
 # The hyper-parameters SPEC gives for the papers' runs (§1.7, §3.3, §3.4, §4).
 GIVEN_BY_SPEC = {"max_epochs", "lr", "batch_size", "lam", "c", "loss_terms", "reduction", "max_span_width",
                  "mlp_hidden", "mlp_layers", "system"}
@@ -45,7 +47,8 @@ def test_every_value_of_a_paper_config_says_where_it_comes_from(path):
 
 def test_reward_paper_configs_use_specs_sum_and_claim_no_precision():
     for path in (p for p in PAPER_CONFIGS if p.parent.name == "reward"):
-        text = path.read_text(encoding="utf-8")
-        assert re.search(r"^\s+reduction: sum\b", text, re.M), path.name
+        # an overlay's values are those of the nearest file of its chain that sets them (overlay first)
+        text = "\n".join(p.read_text(encoding="utf-8") for p in reversed(config_chain(path)))
+        assert re.search(r"^\s+reduction:.*$", text, re.M).group(0).split(":", 1)[1].split()[0] == "sum", path.name
         precision = re.search(r"^\s+precision:.*$", text, re.M).group(0)
         assert "our choice" in precision and "paper:" not in precision, path.name

@@ -18,13 +18,13 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from data.annotation import read_reports
 from data.ratener import load_split
 from data.samples import RATENER_DIR, REPORTS
 from data.split import read_split
 from data.synth.provenance import pair_sources
+from train.lightning.configs import load_config as resolve_config  # base: resolved
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +46,7 @@ def corpus_split():
 
 
 def _data_section(config: str) -> dict:
-    return dict(yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))["data"])
+    return dict(resolve_config(ROOT / config)["data"])
 
 
 def _sources(pairs, table: dict, what: str) -> list[set]:
@@ -83,7 +83,7 @@ def sides(synthetic, corpus_split):
     trained, evaluated = {}, {}
 
     # NER: the files configs/ner/iob_sample.yaml trains (train) and selects on (dev)
-    ner = yaml.safe_load((ROOT / "configs/ner/iob_sample.yaml").read_text(encoding="utf-8"))["data"]
+    ner = resolve_config(ROOT / "configs/ner/iob_sample.yaml")["data"]
     assert Path(ner["data_dir"]) == Path("data/samples/ratener") and ner["subset"] == "all"
     seen = {s.meta["report_id"] for part in ("train", "dev") for s in load_split(RATENER_DIR, "all", part)}
     trained["NER"] = _cases(seen, corpus_split)

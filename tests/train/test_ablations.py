@@ -13,6 +13,7 @@ from train.ablations.cli import main as ablations_main
 from train.ablations.paper import PAPER_TABLES, TABLE_NAMES
 from train.ablations.profile import ProfileError, RunSpec, load_profile
 from train.ablations.runs import config_differences, flatten, merged_config
+from train.lightning.configs import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 IOB = str(ROOT / "configs/ner/iob_sample.yaml")
@@ -232,7 +233,7 @@ def test_the_paper_profile_fails_naming_what_it_could_not_load(synthetic, tmp_pa
     assert ablations_main(["--table", "rexval", "--profile", "paper", "--out", str(tmp_path / "plain")]) == 1
     assert "needs the ReXVal dataset (PhysioNet" in capsys.readouterr().err
 
-    raw = yaml.safe_load((ROOT / "configs/ablations/paper.yaml").read_text())
+    raw = load_config(ROOT / "configs/ablations/paper.yaml")
     raw["data"]["rexval"] = str(synthetic / "synthetic_rexval")
     profile = tmp_path / "paper.yaml"
     profile.write_text(yaml.safe_dump(raw))

@@ -25,7 +25,9 @@ def test_only_new_head_load_reports_count_as_harmless():
 def test_a_training_run_prints_its_own_lines_without_the_known_noise(tmp_path, tiny_backbone):
     import yaml
 
-    config = yaml.safe_load((ROOT / "configs/ner/iob_sample.yaml").read_text())
+    from train.lightning.configs import load_config
+
+    config = load_config(ROOT / "configs/ner/iob_sample.yaml")
     config["model"]["init_args"]["backbone"] = tiny_backbone
     config["trainer"].update(max_epochs=1, limit_train_batches=2, limit_val_batches=1, limit_test_batches=1)
     path = tmp_path / "c.yaml"

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
+from train.lightning.configs import load_config
 from train.rehearsal.rehearse import FAST, Rehearsal, discover
 from train.rehearsal.standins import MISSING, REAL, hub_ids, substitution
 
@@ -80,10 +80,10 @@ def test_every_paper_config_naming_a_hub_model_is_known(tmp_path):
     """A new paper config with a model nobody made a stand-in for fails here, not on a GPU."""
     jobs = discover(hub_ids(), None, fast=False)
     for rel, _ in jobs:
-        cfg = yaml.safe_load((ROOT / rel).read_text())
+        cfg = load_config(ROOT / rel)
         backbone = ((cfg.get("model") or {}).get("init_args") or {}).get("backbone") or cfg.get("scorer", {}).get("encoder")
         assert backbone in hub_ids(), (rel, backbone)
-    profile = yaml.safe_load((ROOT / "configs" / "ablations" / "paper.yaml").read_text())
+    profile = load_config(ROOT / "configs" / "ablations" / "paper.yaml")
     encoders = [v if isinstance(v, str) else v["encoder"] for v in profile["tables"]["encoders"]["rows"].values()]
     for model in [*encoders, profile["baselines"]["bertscore_model"], profile["data"]["rate_eval"]]:
         assert model in hub_ids(), model

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from train.__main__ import main as train_main
+from train.lightning.configs import load_config
 from train.reward import ER2RewardModel, RewardDataModule
 from train.reward.cli import RewardCLI
 
@@ -48,7 +48,7 @@ def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
     names = {c.stem for c in CONFIGS}
     assert {"sample", "paper_llama3_total_only", "paper_llama3_individual_only"} | PAPER_DECODERS <= names
     assert {f"paper_llama3_lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0")} <= names
-    paper = yaml.safe_load((ROOT / "configs/reward/paper_llama3.yaml").read_text())
+    paper = load_config(ROOT / "configs/reward/paper_llama3.yaml")
     assert paper["model"]["init_args"]["backbone"] == "meta-llama/Meta-Llama-3-8B"
     assert paper["data"]["batch_size"] == 6 and paper["trainer"]["max_epochs"] == 4
     assert (paper["model"]["init_args"]["lam"], paper["model"]["init_args"]["c"]) == (1.0, 0.01)
@@ -56,7 +56,7 @@ def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
     for name, key, value in [("paper_llama3_total_only", "loss_terms", "total"),
                              ("paper_llama3_individual_only", "loss_terms", "individual"),
                              ("paper_llama3_lambda0_5", "lam", 0.5), ("paper_llama3_lambda3_0", "lam", 3.0)]:
-        cfg = yaml.safe_load((ROOT / f"configs/reward/{name}.yaml").read_text())
+        cfg = load_config(ROOT / f"configs/reward/{name}.yaml")  # resolved through base:
         assert cfg["model"]["init_args"][key] == value
         cfg["model"]["init_args"][key] = paper["model"]["init_args"][key]
         assert cfg["model"] == paper["model"] and cfg["data"] == paper["data"]  # nothing else differs

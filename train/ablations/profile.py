@@ -233,15 +233,15 @@ def _table_settings(name: str, raw, where: str) -> TableSettings:
 
 def load_profile(path: str | Path) -> Profile:
     """Read and check a profile file."""
-    import yaml
+    from train.lightning.configs import ConfigError, load_config
 
     path = Path(path)
     if not path.is_file():
         raise ProfileError(f"{path}: profile file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ProfileError(f"{path}: not valid YAML ({err})") from None
+        raw = load_config(path)  # a profile may overlay another (base:, train/lightning/configs.py)
+    except ConfigError as err:
+        raise ProfileError(str(err)) from None
     raw = _mapping(raw, str(path))
     known = {"profile", "labels", "runs_root", "output", "run_overrides", "data", "metaeval", "ratescore",
              "baselines", "er2", "tables"}

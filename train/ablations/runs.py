@@ -28,6 +28,7 @@ from pathlib import Path
 from radscore.export import MANIFEST
 from train.ablations.profile import ProfileError, RunSpec
 from train.ablations.resources import ResourceUnavailable, RowUnavailable, check_run_resources
+from train.lightning.configs import deep_merge
 from train.lightning.run_folder import RunFolder, default_run_name
 from train.tasks import TRAINING_TASKS
 
@@ -44,22 +45,12 @@ class RunFailed(RowUnavailable):
 
 # ---- configs: merge, flatten, compare ---------------------------------------------------------
 def _read_yaml(path: str) -> dict:
-    import yaml
+    from train.lightning.configs import ConfigError, load_config
 
-    p = Path(path)
-    if not p.is_file():
-        raise RunFailed(f"config {path!r} not found")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise RunFailed(f"config {path!r}: expected a mapping")
-    return data
-
-
-def _merge(base: dict, update: dict) -> dict:
-    out = dict(base)
-    for key, value in update.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
+    try:
+        return load_config(path)  # an overlay resolved through its base, as the training CLI does
+    except ConfigError as err:
+        raise RunFailed(f"config {path!r}: {err}") from None
 
 
 def _override_key(key: str) -> list[str]:
@@ -75,7 +66,7 @@ def merged_config(spec: RunSpec, extra_overrides: tuple[str, ...] = ()) -> dict:
 
     merged: dict = {}
     for path in spec.configs:
-        merged = _merge(merged, _read_yaml(path))
+        merged = deep_merge(merged, _read_yaml(path))
     for item in (*extra_overrides, *spec.overrides):
         key, _, text = item[2:].partition("=")
         parts = _override_key(key)

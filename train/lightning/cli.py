@@ -1,6 +1,9 @@
 """The LightningCLI shared by every training task (``python -m train <task> {fit,validate,test,predict}``).
 
 What it adds to LightningCLI:
+- config files as overlays on a base (``base: paper_llama3.yaml``, :mod:`train.lightning.configs`):
+  each ``--config X`` of the command line becomes ``--config BASE … --config X`` before parsing, so
+  jsonargparse composes the chain (mappings merge key by key, ``model.init_args`` included);
 - the run folder ``checkpoints/<config file stem>/`` (``--run_dir`` overrides it): Lightning
   checkpoints in ``ckpt/`` (the best on the task's monitored key, and ``last.ckpt``, so a killed
   run resumes with ``--ckpt_path last``), CSV logs in ``logs/`` and the resolved config;
@@ -17,7 +20,9 @@ What it adds to LightningCLI:
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
 import pytorch_lightning as pl
@@ -72,6 +77,10 @@ class RadscoreCLI(LightningCLI):
     link_backbone = True
 
     def __init__(self, model_class, datamodule_class, args=None, **kwargs):
+        from train.lightning.configs import expand_config_args
+
+        if args is None or isinstance(args, (list, tuple)):  # a dict or Namespace has no --config to expand
+            args = expand_config_args(list(sys.argv[1:] if args is None else args))
         super().__init__(
             model_class, datamodule_class, subclass_mode_model=True, args=args,
             save_config_kwargs={"overwrite": True}, **kwargs,
@@ -82,6 +91,10 @@ class RadscoreCLI(LightningCLI):
                             help="run folder (default: checkpoints/<config file stem>)")
         parser.add_argument("--wandb", type=bool, default=False,
                             help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
+        # ``base:`` of an overlay config: read by expand_config_args, which puts the base's --config first;
+        # accepted here so that the overlay parses, and left out of --help and of the saved config
+        # (help=SUPPRESS), so that an overlay's resolved config prints as a full copy's did
+        parser.add_argument("--base", type=str | None, default=None, help=argparse.SUPPRESS)
         parser.add_lightning_class_args(RunCheckpoint, "checkpoint")
         parser.set_defaults({"checkpoint.monitor": self.monitor, "checkpoint.mode": self.monitor_mode,
                              "checkpoint.save_last": True, "checkpoint.filename": BEST_FILENAME})

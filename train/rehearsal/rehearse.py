@@ -45,6 +45,7 @@ from pathlib import Path
 
 import yaml
 
+from train.lightning.configs import load_config
 from train.tasks import COMMANDS, TRAINING_TASKS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,7 +124,7 @@ def _strings(node):
 
 
 def names_hub_id(config: Path, hub_ids) -> bool:
-    raw = yaml.safe_load(config.read_text()) or {}
+    raw = load_config(config)  # an overlay's base too: its values are the run's
     return any(s in hub_ids for s in _strings(raw))
 
 
@@ -248,7 +249,7 @@ class Rehearsal:
         if limits:
             entry.stages["limits"] = limits
         t0 = time.perf_counter()
-        cfg = yaml.safe_load((REPO / rel).read_text()) or {}
+        cfg = load_config(REPO / rel)  # resolved through base: (train/lightning/configs.py)
         if str(entry.model_class or "").startswith("no stand-in"):
             entry.stages["all"] = f"not rehearsed: {entry.model_class}"
         elif task in TRAINING_TASKS:
@@ -335,7 +336,7 @@ class Rehearsal:
     def rehearse_ablations(self) -> list[Entry]:
         from train.ablations.cli import main as ablations_main
 
-        profile = fill_ablation_profile(yaml.safe_load((REPO / "configs/ablations/paper.yaml").read_text()),
+        profile = fill_ablation_profile(load_config(REPO / "configs/ablations/paper.yaml"),
                                         self.data, self.runs, self.out / "ablations",
                                         {t: [*REHEARSAL_TRAINER, *self.data_overrides(t)] for t in ("ner", "reward")})
         path = self.filled / "ablations_paper.yaml"

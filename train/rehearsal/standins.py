@@ -25,8 +25,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 ENV = "RADSCORE_STANDINS"
 REPO = Path(__file__).resolve().parents[2]
 VERSION = 8  # bump when a builder changes: cached stand-ins are rebuilt
@@ -448,7 +446,9 @@ def describe_config(path: Path) -> dict:
     parameter counts and the GPU memory estimate (empty fields when it names no known model)."""
     from train.lightning.memory import Architecture, estimate_training_memory
 
-    cfg = yaml.safe_load(Path(path).read_text()) or {}
+    from train.lightning.configs import load_config
+
+    cfg = load_config(path)  # an overlay resolved through its base
     args = ((cfg.get("model") or {}).get("init_args") or {})
     data = cfg.get("data") or {}
     trainer = cfg.get("trainer") or {}

@@ -10,6 +10,8 @@ Sections and keys (every key optional except ``data.format``, ``data.path`` and 
     search:     n_trials, sampler_seed, multivariate, n_startup_trials, weight_range,
                 penalty_range, storage, study_name, enqueue
     report:     bootstrap_resamples, confidence, seed
+    base:       another config file (relative to this one's folder) that this one overlays
+                (:mod:`train.lightning.configs`; e.g. ``rate_eval_sentence.yaml``)
     run_dir:    default checkpoints/tune/<config stem>
     cache_dir:  entity/embedding cache, default <run_dir>/cache (several configs may share one)
 
@@ -162,17 +164,16 @@ def _check(cfg: TuneConfig, where: str) -> None:
 
 def load_config(path: str | Path, overrides: dict | None = None) -> TuneConfig:
     """Read and check a config; ``overrides`` maps ``"section.key"`` to a value (e.g. from flags)."""
-    import yaml
+    from train.lightning.configs import ConfigError
+    from train.lightning.configs import load_config as load_yaml
 
     path = Path(path)
     if not path.is_file():
         raise TuneConfigError(f"{path}: config file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise TuneConfigError(f"{path}: not valid YAML ({err})") from None
-    if not isinstance(raw, dict):
-        raise TuneConfigError(f"{path}: expected a mapping of sections")
+        raw = load_yaml(path)  # ``base:`` resolved (train/lightning/configs.py)
+    except ConfigError as err:
+        raise TuneConfigError(str(err)) from None
     for dotted, value in (overrides or {}).items():
         section, key = dotted.split(".", 1) if "." in dotted else (dotted, None)
         if key is None:
