@@ -284,7 +284,7 @@ def sentence_pool(seed: int = 0, sizes: dict | None = None) -> list[str]:
     from data.annotation import read_reports
     from data.ratings import read_bleurt_jsonl, read_er2_jsonl
     from data.synth import generate
-    from radscore.ratescore import rush_splitter
+    from radscore.splitter import rush_splitter
     from radscore.text import clean_sentences
 
     texts = [r.text() for r in read_reports(REPORTS)]

@@ -7,17 +7,11 @@ __all__ = ["ClinicalBLEURT", "ER2Score", "RaTEScore", "__version__"]
 
 
 def __getattr__(name: str):
-    # Imported on first use, so `import radscore.labels` (used by data/ and train/) stays light.
-    if name == "RaTEScore":
-        from radscore.ratescore import RaTEScore
+    # The scorer classes of radscore.registry, imported on first use, so `import radscore.labels`
+    # (used by data/ and train/) stays light.
+    import importlib
 
-        return RaTEScore
-    if name == "ClinicalBLEURT":
-        from radscore.bleurt import ClinicalBLEURT
-
-        return ClinicalBLEURT
-    if name == "ER2Score":
-        from radscore.er2score import ER2Score
-
-        return ER2Score
+    for spec in importlib.import_module("radscore.registry").specs():
+        if spec.scorer.startswith("radscore.") and spec.scorer.rpartition(":")[2] == name:
+            return spec.scorer_class()
     raise AttributeError(f"module 'radscore' has no attribute {name!r}")

@@ -28,6 +28,7 @@ import torch
 
 from radscore.export import MANIFEST, read_manifest
 from radscore.inputs import check_reports, pair_arguments
+from radscore.scorer import Scorer
 
 
 @dataclass
@@ -60,6 +61,10 @@ class BleurtScore:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def to_record(self) -> dict:
+        """The pair's record (:class:`radscore.scorer.Scorer`): :meth:`to_dict`."""
+        return self.to_dict()
 
 
 def longest_first(n_reference: int, n_candidate: int, budget: int) -> tuple[int, int]:
@@ -140,7 +145,7 @@ def model_max_length(model, tokenizer, wanted: int | None = None) -> int:
     return min(limits)
 
 
-class ClinicalBLEURT:
+class ClinicalBLEURT(Scorer):
     """A ClinicalBLEURT export (``python -m train bleurt fit``) or any sequence-regression folder.
 
     Args:
@@ -175,6 +180,11 @@ class ClinicalBLEURT:
         self.batch_size = max(1, int(batch_size))
         pad = self.tokenizer.pad_token_id
         self.pad_id = 0 if pad is None else pad
+
+    @classmethod
+    def from_export(cls, source: str, **options) -> "ClinicalBLEURT":
+        """The scorer of an export folder or Hub id (``model=source``)."""
+        return cls(source, **options)
 
     def signature(self) -> dict:
         """What produced the scores: the model, its length limit and the radscore version."""

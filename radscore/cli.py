@@ -2,7 +2,7 @@
 
     radscore score   [--metric ratescore|bleurt|er2] --candidates FILE --references FILE
                      [--out scores.jsonl|scores.csv] [--id-column NAME] [--explain [--html FILE]]
-    radscore compare [--metric ...] --references FILE --system NAME=FILE --system NAME=FILE ...
+    radscore compare [--metric ...] --references FILE --candidates NAME=FILE --candidates NAME=FILE ...
                      [--out-dir DIR]
 
 Inputs hold one report per record: a text file (one report per line; an empty line is an empty
@@ -13,7 +13,9 @@ column holding each record's id (when both files carry it, the ids must agree li
 Models: RaTEScore with no ``--ner`` is the official recipe (the released NER and BioLORD encoder
 with the released package's sentence splitting; they are downloaded on first use); ``--ner
 EXPORT`` scores with a trained export. Either way ``--splitter`` defaults to ``rush``, radscore's
-reimplementation of the released splitter (its rules come from medspacy's wheel, fetched once). ClinicalBLEURT and ER²Score need ``--model EXPORT`` (a folder or a Hub id).
+reimplementation of the released splitter (its rules come from medspacy's wheel, fetched once).
+ClinicalBLEURT and ER²Score need ``--model EXPORT`` (a folder or a Hub id). ``--metric`` is any
+metric of :mod:`radscore.registry` (ratescore, bleurt, er2 and those registered since).
 
 ``score`` writes one record per pair (to ``--out``: CSV when it ends in ``.csv``, else JSON lines;
 to stdout without ``--out``) holding the index, the id and every sub-score; ER²Score records also
@@ -22,11 +24,12 @@ carry the scoring system's direction (``higher_is_better``). Beside ``--out`` it
 modes, radscore version), the inputs and the summary. The summary (n, mean, std, 95% bootstrap
 CI) goes to stderr.
 
-``compare`` scores every system with one scorer and prints, per system, the mean with its 95%
-bootstrap CI and, for every other system against the first (the baseline), the mean difference
-with the paired-bootstrap and approximate-randomisation p-values (:mod:`radscore.stats`); with
-``--out-dir`` it also writes ``compare.json``, ``compare.md``, each system's scores and
-``differences.png`` (the per-pair differences against the baseline).
+``compare`` scores every system (``--candidates NAME=FILE``, repeated; ``--system`` is its old
+name) with one scorer and prints, per system, the mean with its 95% bootstrap CI and, for every
+other system against the first (the baseline), the mean difference with the paired-bootstrap and
+approximate-randomisation p-values (:mod:`radscore.stats`); with ``--out-dir`` it also writes
+``compare.json``, ``compare.md``, each system's scores and ``differences.png`` (the per-pair
+differences against the baseline).
 """
 
 from __future__ import annotations
@@ -41,11 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore import registry
 from radscore.records import score_records  # noqa: F401  (part of this module's interface)
 from radscore.stats import bootstrap_ci, summary  # noqa: F401  (part of this module's interface)
-
-METRICS = ("ratescore", "bleurt", "er2")
-METRIC_NAMES = {"ratescore": "RaTEScore", "bleurt": "ClinicalBLEURT", "er2": "ER2Score"}
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -122,27 +123,14 @@ def _read_pairs(args, candidates_path: str) -> tuple[list[str], list[str], list[
 
 # ---- scoring --------------------------------------------------------------------------------------
 def scorer_options(args) -> dict:
-    """The keyword arguments of ``--metric``'s scorer (:func:`radscore.integrations.make_scorer`)."""
-    if args.metric == "ratescore":
-        return dict(ner=args.ner, encoder=args.encoder, affinity_matrix=args.matrix, penalty=args.penalty,
-                    splitter=args.splitter, pooling=args.pooling, empty_score=args.empty_score,
-                    batch_size=args.batch_size, device=args.device, precision=args.precision,
-                    backend=args.backend)
-    if not args.model:
-        raise ValueError(f"--metric {args.metric} needs --model (an export folder or a Hub id)")
-    if args.metric == "bleurt":
-        return dict(model=args.model, batch_size=args.batch_size, device=args.device)
-    return dict(export=args.model, batch_size=args.batch_size, device=args.device)
+    """The keyword arguments of ``--metric``'s scorer (:func:`radscore.registry.make_scorer`), by
+    its registry entry (:func:`radscore.registry.options_from_args`)."""
+    return registry.options_from_args(registry.get(args.metric), args)
 
 
-def build_scorer(args):
-    """The scorer of ``--metric`` with the command's options."""
-    from radscore.integrations import make_scorer
-
-    scorer = make_scorer(args.metric, **scorer_options(args))
-    if args.metric == "er2":
-        scorer.progress = not args.quiet
-    return scorer
+def build_scorer(args, **extra):
+    """The scorer of ``--metric`` with the command's options (and ``extra`` ones)."""
+    return registry.make_scorer(args.metric, **scorer_options(args), **extra)
 
 
 def _flat(record: dict) -> dict:
@@ -185,16 +173,20 @@ def file_sha256(path: str) -> str:
 
 
 def _headline(metric: str, scorer) -> str:
-    if metric == "er2":
-        return f"ER2Score total ({scorer.system.name}, {'higher' if scorer.system.higher_is_better else 'lower'} is better)"
-    return METRIC_NAMES[metric]
+    spec = registry.get(metric)
+    if scorer is None:
+        return spec.display_name
+    detail = scorer.headline_detail()
+    return f"{spec.headline_label} ({detail})" if detail else spec.display_name
 
 
 def _score(args) -> int:
     if args.html and not args.explain:
         raise ValueError("--html writes the explanation: add --explain")
-    if args.explain and args.metric != "ratescore":
-        raise ValueError("--explain shows RaTEScore's entity matches; it has no meaning for --metric " + args.metric)
+    spec = registry.get(args.metric)
+    if args.explain and not spec.explain:
+        shows = "; ".join(s.explain for s in registry.specs() if s.explain)
+        raise ValueError(f"--explain shows {shows}; it has no meaning for --metric {args.metric}")
     cands, refs, ids = _read_pairs(args, args.candidates)
     started = time.time()
     if args.ray:
@@ -209,15 +201,15 @@ def _score(args) -> int:
         rows = score_with_ray(args.metric, scorer_options(args), cands, refs, ids, actors=args.ray_actors,
                               chunk_size=args.ray_chunk_size)
         records = [{k: v for k, v in r.items() if k not in ("index", "id")} for r in rows]
-        values = [r[{"ratescore": "f1", "bleurt": "score", "er2": "total"}[args.metric]] for r in records]
+        values = [r[spec.headline] for r in records]
         scorer = build_scorer(args) if args.out else None  # for the signature beside the output
     else:
         scorer = build_scorer(args)
-        records, values = score_records(args.metric, scorer, cands, refs, args.explain, not args.quiet)
+        records, values = score_records(scorer, cands, refs, args.explain, not args.quiet)
         rows = [{"index": i, **({"id": ids[i]} if ids else {}), **r} for i, r in enumerate(records)]
     write_records(args.out, rows)
     s = summary(values, seed=args.seed)
-    headline = _headline(args.metric, scorer) if scorer is not None else METRIC_NAMES[args.metric]
+    headline = _headline(args.metric, scorer)
     print(f"{headline}  n={s['n']}  mean={s['mean']:.4f}  std={s['std']:.4f}  "
           f"95% CI=[{s['ci95'][0]:.4f}, {s['ci95'][1]:.4f}]", file=sys.stderr)
     if args.html:
@@ -240,7 +232,7 @@ def _score(args) -> int:
 def parse_system(spec: str) -> tuple[str, str]:
     name, sep, path = spec.partition("=")
     if not sep or not name or not path:
-        raise ValueError(f"--system {spec!r}: expected NAME=FILE")
+        raise ValueError(f"--candidates {spec!r}: expected NAME=FILE")
     return name, path
 
 
@@ -303,25 +295,20 @@ def plot_differences(values: dict[str, list[float]], path: Path, metric_label: s
 
 
 def _compare(args) -> int:
-    systems = [parse_system(s) for s in args.system]
+    systems = [parse_system(s) for s in args.systems]
     if len(systems) < 2:
-        raise ValueError("compare needs at least two --system NAME=FILE")
+        raise ValueError("compare needs at least two --candidates NAME=FILE")
     if len({n for n, _ in systems}) != len(systems):
         raise ValueError(f"system names repeat: {[n for n, _ in systems]}")
     inputs = {name: _read_pairs(args, path) for name, path in systems}
-    if args.metric == "ratescore":  # the systems share their references: tag and embed them once
-        from radscore.integrations import make_scorer
-
-        scorer = make_scorer("ratescore", **scorer_options(args), cache_size=1_000_000)
-    else:
-        scorer = build_scorer(args)
+    spec = registry.get(args.metric)
+    scorer = build_scorer(args, **spec.shared_references)  # the systems share their references
     values, records = {}, {}
     for name, (cands, refs, _) in inputs.items():
-        records[name], values[name] = score_records(args.metric, scorer, cands, refs, progress=not args.quiet)
-    up = scorer.system.higher_is_better if args.metric == "er2" else True
-    result = compare_systems(values, up, args.bootstrap, args.randomization, args.seed)
+        records[name], values[name] = score_records(scorer, cands, refs, progress=not args.quiet)
+    result = compare_systems(values, scorer.higher_is_better, args.bootstrap, args.randomization, args.seed)
     result["signature"] = scorer.signature()
-    label = METRIC_NAMES[args.metric] + (" total" if args.metric == "er2" else "")
+    label = spec.headline_label
     table = compare_table(result, label)
     print(table, end="")
     if args.out_dir:
@@ -347,7 +334,8 @@ def _input_options(p: argparse.ArgumentParser) -> None:
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--metric", choices=METRICS, default="ratescore")
+    p.add_argument("--metric", choices=registry.names(), default="ratescore",
+                   help="a metric of radscore.registry (default: ratescore)")
     p.add_argument("--model", help="bleurt / er2: export folder or Hub id")
     p.add_argument("--ner", default=None,
                    help="ratescore: NER export folder or Hub id (default: the official Angelakeke/RaTE-NER-Deberta)")
@@ -381,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--candidates", required=True, help="file of candidate reports")
     s.add_argument("--references", required=True, help="file of reference reports")
     s.add_argument("--out", help="output: .csv, else JSON lines (default: JSON lines on stdout)")
-    s.add_argument("--explain", action="store_true", help="ratescore: add every entity match to each record")
+    s.add_argument("--explain", action="store_true",
+                   help="add the scorer's explanation to each record (ratescore: every entity match)")
     s.add_argument("--html", help="with --explain: also write the matches as an HTML page")
     s.add_argument("--ray", action="store_true", help="score on Ray Data: one model copy per actor (pip install 'radscore[ray]')")
     s.add_argument("--ray-address", help="an existing Ray cluster (default: start a local one)")
@@ -394,8 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="compare two or more systems on the same references",
                        description=__doc__.split("\n\n")[5].strip())
     c.add_argument("--references", required=True, help="file of reference reports")
-    c.add_argument("--system", action="append", default=[], metavar="NAME=FILE",
-                   help="a system's candidate reports, in the references' order (repeat; the first is the baseline)")
+    c.add_argument("--candidates", "--system", dest="systems", action="append", default=[], metavar="NAME=FILE",
+                   help="a system's candidate reports, in the references' order (repeat; the first is the baseline); "
+                        "--system is its old name, still accepted")
     c.add_argument("--out-dir", help="write compare.json, compare.md, differences.png and the scores here")
     c.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     c.add_argument("--randomization", type=int, default=10000, help="approximate-randomisation trials")

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 
 from radscore.inputs import check_reports, pair_arguments
 from radscore.reward_model import MultiRewardModel
+from radscore.scorer import Scorer
 
 
 @dataclass
@@ -31,12 +32,18 @@ class RewardScore:
     subscores: dict[str, float]
     total: float
     rewards: list[float]
+    higher_is_better: bool = True  # the scoring system's direction
 
     def to_dict(self) -> dict:
         return {"subscores": self.subscores, "total": self.total, "rewards": self.rewards}
 
+    def to_record(self) -> dict:
+        """The pair's record (:class:`radscore.scorer.Scorer`): sub-scores by name, the total and
+        the system's direction."""
+        return {**self.subscores, "total": self.total, "higher_is_better": self.higher_is_better}
 
-class ER2Score:
+
+class ER2Score(Scorer):
     """An ER²Score export loaded for scoring.
 
     Args:
@@ -60,6 +67,23 @@ class ER2Score:
         self.truncated = 0  # prompts cut to max_length by the last call of score() (reference first)
         self.truncated_candidates = 0  # of those, prompts whose candidate was cut too
 
+    @classmethod
+    def from_export(cls, source: str | Path, **options) -> "ER2Score":
+        """The scorer of an export folder or Hub id (``export=source``)."""
+        return cls(source, **options)
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The scoring system's direction (RadCliQ's error counts: lower is better)."""
+        return self.system.higher_is_better
+
+    @property
+    def subscore_names(self) -> tuple[str, ...]:
+        return tuple(self.system.items)
+
+    def headline_detail(self) -> str:
+        return f"{self.system.name}, {'higher' if self.system.higher_is_better else 'lower'} is better"
+
     def signature(self) -> dict:
         """What produced the scores: export, base model, system and the radscore version."""
         from radscore.version import __version__
@@ -72,8 +96,10 @@ class ER2Score:
                 "system": self.system.name, "prompt_template": self.model.prompt_template}
 
     @torch.no_grad()
-    def rewards(self, candidates: Sequence[str], references: Sequence[str]) -> torch.Tensor:
-        """Raw rewards (pairs, N), internal units, in input order."""
+    def rewards(self, candidates: Sequence[str], references: Sequence[str],
+                progress: bool | None = None) -> torch.Tensor:
+        """Raw rewards (pairs, N), internal units, in input order; ``progress`` (default: the
+        scorer's ``progress``) shows a progress bar."""
         candidates, references = check_reports(candidates, references)
         from tqdm.auto import tqdm
 
@@ -85,7 +111,8 @@ class ER2Score:
             warnings.warn(f"ER2Score: {cuts.describe(len(ids), self.model.max_length)}", stacklevel=3)
         out = torch.empty((len(ids), self.system.n), dtype=torch.float32)
         order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
-        with tqdm(total=len(ids), disable=not self.progress, unit="pair", desc="ER2Score") as bar:
+        show = self.progress if progress is None else progress
+        with tqdm(total=len(ids), disable=not show, unit="pair", desc="ER2Score") as bar:
             for lo in range(0, len(order), self.batch_size):
                 chunk = order[lo : lo + self.batch_size]
                 batch = self.model.pad([ids[k] for k in chunk])
@@ -99,7 +126,18 @@ class ER2Score:
         """Per pair: the named sub-scores and the total in the system's native units (sides by
         position or by any name of :mod:`radscore.inputs`)."""
         candidates, references = pair_arguments(candidates, references, **aliases)
-        out = []
-        for row in self.rewards(candidates, references).tolist():
-            out.append(RewardScore(self.system.to_native(row), self.system.total_to_native(row), row))
-        return out
+        return list(self.iter_score(candidates, references, progress=None))
+
+    def iter_score(self, candidates: Sequence[str], references: Sequence[str],
+                   progress: bool | None = True) -> Iterator[RewardScore]:
+        """:meth:`score` as an iterator. The whole call is one set of length-sorted batches (the
+        scores of a pair depend only on its batch), so every pair is scored before the first
+        result comes; ``progress=None`` follows the scorer's ``progress``."""
+        up = self.system.higher_is_better
+        for row in self.rewards(candidates, references, progress).tolist():
+            yield RewardScore(self.system.to_native(row), self.system.total_to_native(row), row, up)
+
+    def compute_score(self, candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+                      **aliases) -> list[float]:
+        """Just the totals, in input order (native units; see :attr:`higher_is_better`)."""
+        return [s.total for s in self.score(candidates, references, **aliases)]

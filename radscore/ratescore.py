@@ -35,34 +35,32 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from radscore.encoder import EntityEncoder
+from radscore.export import read_manifest
 from radscore.models import PACKAGED_MINILM
 from radscore.ner import Entity, load_ner
 from radscore.scoring import (PENALTY_MODES, Direction, cosine_matrix, direction_from_similarity, f1,
                               resolve_matrix)
 from radscore.inputs import check_reports, pair_arguments
-from radscore.splitter import split_sentences
+from radscore.scorer import Scorer
+from radscore.splitter import RELEASED_SPLITTERS, resolve_splitter, splitter_name
 from radscore.text import clean_sentences
 
-SPLITTERS = ("rush", "radiology", "pyrush")
 BACKENDS = ("torch", "openvino")
-SPLITTER_ALIASES = {"builtin": "radiology"}  # the radiology splitter's name before "rush" existed
 
 # The official recipe (SPEC §1.5-1.6 and the released package's defaults): what RaTEScore() scores with.
 OFFICIAL_NER = "Angelakeke/RaTE-NER-Deberta"
 OFFICIAL_ENCODER = "FremyCompany/BioLORD-2023-C"
 OFFICIAL = {"ner": OFFICIAL_NER, "encoder": OFFICIAL_ENCODER, "affinity_matrix": "long",
             "penalty": "official", "splitter": "rush", "pooling": "cls"}
-# splitters that give the released package's sentences
-RELEASED_SPLITTERS = ("rush", "pyrush")
 _warned_pairings: set[tuple[str, str]] = set()
 
 
@@ -104,45 +102,9 @@ class PairScore:
             out["matches"] = self.matches
         return out
 
-
-def pyrush_splitter() -> Callable[[str], list[str]]:
-    """medspacy's PyRuSH sentencizer, loaded as the released package loads it."""
-    try:
-        import medspacy
-    except ImportError as err:
-        raise ImportError(
-            "splitter='pyrush' needs medspacy (pip install medspacy; note that it requires numpy<2). "
-            "splitter='rush' (the default) gives the same sentences without medspacy; or pass any "
-            "callable text -> list of sentences") from err
-    nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
-    return lambda text: [str(s) for s in nlp(text).sents]
-
-
-@functools.cache
-def rush_splitter():
-    """The ``"rush"`` splitter (:class:`radscore.rush.RushSplitter`), made once per process: its
-    automaton grows as it meets new texts, so every scorer shares it."""
-    from radscore.rush import RushSplitter
-
-    return RushSplitter()
-
-
-def splitter_name(splitter: str) -> str:
-    """The canonical name of a splitter name (``"builtin"`` is ``"radiology"``)."""
-    return SPLITTER_ALIASES.get(splitter, splitter)
-
-
-def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable[[str], Sequence[str]]:
-    if callable(splitter):
-        return splitter
-    name = splitter_name(splitter)
-    if name == "rush":
-        return rush_splitter()
-    if name == "radiology":
-        return split_sentences
-    if name == "pyrush":
-        return pyrush_splitter()
-    raise ValueError(f"unknown splitter {splitter!r}; expected one of {list(SPLITTERS)} or a callable")
+    def to_record(self) -> dict:
+        """The pair's record (:class:`radscore.scorer.Scorer`): :meth:`to_dict`."""
+        return self.to_dict()
 
 
 class LRUCache:
@@ -175,7 +137,7 @@ class LRUCache:
         return {"size": self.size, "entries": len(self.data), "hits": self.hits, "misses": self.misses}
 
 
-class RaTEScore:
+class RaTEScore(Scorer):
     """RaTEScore with a trained NER export, an entity encoder and an affinity matrix.
 
     ``RaTEScore()`` is the official recipe (:data:`OFFICIAL`): the released NER
@@ -286,6 +248,23 @@ class RaTEScore:
         scorer = cls(**{**bundle_options(folder), **overrides})
         scorer.bundle = str(source)
         return scorer
+
+    @classmethod
+    def from_export(cls, source: str, **options) -> "RaTEScore":
+        """The scorer of an export: a RaTEScore bundle (:meth:`from_bundle`) or a NER export
+        (``ner=source``), a folder or a Hub id; ``options`` are the other arguments."""
+        from radscore.bundle import KIND
+        from radscore.export import MANIFEST
+        from radscore.hub import snapshot
+
+        folder = snapshot(str(source), "RaTEScore export")
+        if Path(folder, MANIFEST).is_file() and read_manifest(folder).get("kind") == KIND:
+            return cls.from_bundle(source, **options)
+        return cls(ner=source, **options)
+
+    @property
+    def subscore_names(self) -> tuple[str, ...]:
+        return ("precision", "recall")
 
     def with_matrix(self, affinity_matrix: Any, penalty: str | None = None) -> "RaTEScore":
         """The same scorer (models, splitter, caches shared, nothing reloaded) with another affinity
@@ -434,3 +413,11 @@ class RaTEScore:
                  "matched_type": other[int(m)].type, "cosine": float(cos), "weight": float(w),
                  "penalised": bool(pen), "penalty": d.penalty if pen else 1.0}
                 for e, m, cos, w, pen in zip(scored, d.matched, d.cosine, d.weight, d.penalised)]
+
+
+def options_from_cli(args) -> dict:
+    """The :class:`RaTEScore` options of the ``radscore`` command's arguments (its own flags)."""
+    return dict(ner=args.ner, encoder=args.encoder, affinity_matrix=args.matrix, penalty=args.penalty,
+                splitter=args.splitter, pooling=args.pooling, empty_score=args.empty_score,
+                batch_size=args.batch_size, device=args.device, precision=args.precision,
+                backend=args.backend)

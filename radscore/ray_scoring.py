@@ -29,14 +29,15 @@ from radscore.inputs import check_reports
 class _ChunkScorer:
     """A Ray Data callable class: one scorer per actor, built once; each row is one chunk of pairs."""
 
-    def __init__(self, metric: str, options: dict, threads: int):
+    def __init__(self, spec, options: dict, threads: int):
         import torch
 
-        from radscore.integrations import make_scorer
+        from radscore import registry
 
         torch.set_num_threads(max(1, threads))
-        self.metric = metric
-        self.scorer = make_scorer(metric, **options)
+        if spec.name not in registry.names():  # a metric the driver registered at run time
+            registry.register(spec)
+        self.scorer = registry.make_scorer(spec.name, **options)
 
     def __call__(self, batch: dict) -> dict:
         from radscore.records import score_records
@@ -44,7 +45,7 @@ class _ChunkScorer:
         out = []
         for chunk in batch["chunk"]:
             cands, refs = json.loads(chunk)
-            records, _ = score_records(self.metric, self.scorer, cands, refs, progress=False)
+            records, _ = score_records(self.scorer, cands, refs, progress=False)
             out.append(json.dumps(records, ensure_ascii=False))
         return {"start": batch["start"], "records": out}
 
@@ -52,9 +53,13 @@ class _ChunkScorer:
 def score_with_ray(metric: str, options: dict, candidates: Sequence[str], references: Sequence[str],
                    ids: Sequence[str] | None = None, actors: int = 2, chunk_size: int = 256,
                    cpus_per_actor: float = 1.0) -> list[dict]:
-    """One record per pair (as ``radscore score`` writes them), in input order (module doc)."""
+    """One record per pair (as ``radscore score`` writes them), in input order (module doc).
+    ``metric`` is a name of :mod:`radscore.registry`; a metric registered at run time reaches the
+    actors with its entry (its scorer's module must be importable there)."""
     from radscore.optional import require
+    from radscore.registry import get
 
+    spec = get(metric)
     ray = require("ray")
     require("ray.data")
     candidates, references = check_reports(candidates, references)
@@ -70,7 +75,7 @@ def score_with_ray(metric: str, options: dict, candidates: Sequence[str], refere
                                                ensure_ascii=False)}
             for lo in range(0, len(candidates), chunk_size)]
     scored = ray.data.from_items(rows).map_batches(
-        _ChunkScorer, fn_constructor_args=(metric, dict(options), int(cpus_per_actor)), batch_size=1,
+        _ChunkScorer, fn_constructor_args=(spec, dict(options), int(cpus_per_actor)), batch_size=1,
         compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=cpus_per_actor, batch_format="numpy")
     done = sorted(scored.take_all(), key=lambda row: int(row["start"]))
     if [int(row["start"]) for row in done] != [row["start"] for row in rows]:

@@ -62,6 +62,31 @@ def is_full_export(cfg: dict) -> bool:
     return cfg.get("finetune", "lora") == "full"
 
 
+def dry_run_check(folder: str | Path) -> list[str] | None:
+    """What can be checked of an export without fetching anything (``python -m train publish
+    --dry-run``): None when its base model is on disk or it is fully fine-tuned (a full load
+    fetches nothing); else the configs, the scoring system, the adapter and the tokenizer are
+    checked (ValueError when one is missing) and the list of what was left unchecked returned."""
+    from transformers import AutoTokenizer
+
+    folder = Path(folder)
+    cfg = json.loads((folder / REWARD_CONFIG).read_text())
+    base = cfg.get("base_model")
+    try:
+        local = bool(base) and Path(resolve_model_path(base)).is_dir()
+    except ImportError:
+        local = False
+    if is_full_export(cfg) or local:
+        return None
+    load_system(folder / SYSTEM_FILE)
+    adapter = folder / ADAPTER_DIR
+    if not (adapter / "adapter_config.json").is_file() or not any(adapter.glob("adapter_model.*")):
+        raise ValueError(f"{folder}: {ADAPTER_DIR}/ holds no adapter (adapter_config.json, adapter_model.*)")
+    AutoTokenizer.from_pretrained(str(folder))
+    return [f"base model {base} not loaded (not on this disk; a dry run fetches nothing): the adapter, "
+            "configs, scoring system and tokenizer were checked"]
+
+
 def check_template(template: str) -> str:
     """The template, or ``ValueError`` unless its only fields are ``{reference}`` and ``{candidate}``."""
     if not isinstance(template, str):

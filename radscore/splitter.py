@@ -1,5 +1,9 @@
-"""The radiology sentence splitter (``splitter="radiology"``, formerly ``"builtin"``): simpler than the
-released package's splitting (``"rush"``, :mod:`radscore.rush`) and tuned for radiology reports.
+"""Sentence splitters by name, and the radiology sentence splitter itself.
+
+Names (:func:`resolve_splitter`): ``"rush"`` (radscore's reimplementation of the released
+package's splitting, :mod:`radscore.rush`), ``"pyrush"`` (the same by medspacy, where it is
+installed) and ``"radiology"`` (formerly ``"builtin"``, still accepted): the splitter below,
+simpler than the released package's splitting and tuned for radiology reports.
 
 Rules, in order:
 1. A line break always ends a sentence (reports are often one finding per line).
@@ -16,7 +20,14 @@ Rules, in order:
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Callable, Sequence
+
+SPLITTERS = ("rush", "radiology", "pyrush")
+SPLITTER_ALIASES = {"builtin": "radiology"}  # the radiology splitter's name before "rush" existed
+# splitters that give the released package's sentences
+RELEASED_SPLITTERS = ("rush", "pyrush")
 
 ABBREVIATIONS = frozenset({
     "e.g", "i.e", "vs", "approx", "dr", "mr", "mrs", "ms", "fig", "figs", "cf", "al", "resp",
@@ -84,3 +95,43 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
     return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def pyrush_splitter() -> Callable[[str], list[str]]:
+    """medspacy's PyRuSH sentencizer, loaded as the released package loads it."""
+    try:
+        import medspacy
+    except ImportError as err:
+        raise ImportError(
+            "splitter='pyrush' needs medspacy (pip install medspacy; note that it requires numpy<2). "
+            "splitter='rush' (the default) gives the same sentences without medspacy; or pass any "
+            "callable text -> list of sentences") from err
+    nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
+    return lambda text: [str(s) for s in nlp(text).sents]
+
+
+@functools.cache
+def rush_splitter():
+    """The ``"rush"`` splitter (:class:`radscore.rush.RushSplitter`), made once per process: its
+    automaton grows as it meets new texts, so every scorer shares it."""
+    from radscore.rush import RushSplitter
+
+    return RushSplitter()
+
+
+def splitter_name(splitter: str) -> str:
+    """The canonical name of a splitter name (``"builtin"`` is ``"radiology"``)."""
+    return SPLITTER_ALIASES.get(splitter, splitter)
+
+
+def resolve_splitter(splitter: str | Callable[[str], Sequence[str]]) -> Callable[[str], Sequence[str]]:
+    if callable(splitter):
+        return splitter
+    name = splitter_name(splitter)
+    if name == "rush":
+        return rush_splitter()
+    if name == "radiology":
+        return split_sentences
+    if name == "pyrush":
+        return pyrush_splitter()
+    raise ValueError(f"unknown splitter {splitter!r}; expected one of {list(SPLITTERS)} or a callable")

@@ -9,8 +9,9 @@ dataset column as a keyword; the reference report comes from ``reference_column`
 may be plain strings or conversations (a list of ``{"role", "content"}`` messages: the last
 assistant message is scored). One call scores the whole batch with one scorer (batched inside).
 
-Direction: a reward must grow with quality. RaTEScore and ClinicalBLEURT already do; an ER²Score
-export whose scoring system is lower-is-better (RadCliQ: error counts) returns the negated total.
+Direction: a reward must grow with quality. RaTEScore and ClinicalBLEURT already do; a scorer
+whose ``higher_is_better`` is false (an ER²Score export whose scoring system is lower-is-better,
+RadCliQ: error counts) returns the negated headline.
 ``scale`` multiplies the result (e.g. to weigh several reward functions).
 """
 
@@ -44,8 +45,7 @@ class RadscoreReward:
     def __init__(self, scorer, reference_column: str = "reference", scale: float = 1.0, name: str | None = None):
         self.scorer, self.metric = scorer, metric_of(scorer)
         self.reference_column, self.scale = reference_column, float(scale)
-        lower_is_better = self.metric == "er2" and not scorer.system.higher_is_better
-        self.sign = -1.0 if lower_is_better else 1.0
+        self.sign = 1.0 if scorer.higher_is_better else -1.0
         self.__name__ = name or f"radscore_{self.metric}"
 
     def __call__(self, completions: Sequence[Any], **kwargs: Any) -> list[float]:
@@ -54,14 +54,15 @@ class RadscoreReward:
                            f"function's arguments {sorted(kwargs)}; set reference_column=")
         candidates = completion_texts(completions)
         references = list(kwargs[self.reference_column])
-        scores = per_pair(self.metric, self.scorer, candidates, references)["score"]
+        scores = per_pair(self.scorer, candidates, references)["score"]
         return [self.sign * self.scale * float(s) for s in scores]
 
 
 def reward_function(metric_or_scorer: Any = "ratescore", reference_column: str = "reference",
                     scale: float = 1.0, **scorer_options: Any) -> RadscoreReward:
-    """A reward function from a metric name (``ratescore``, ``bleurt`` with ``model=``, ``er2`` with
-    ``export=``; other options go to the scorer) or from a scorer already built."""
+    """A reward function from a metric name of :mod:`radscore.registry` (``ratescore``, ``bleurt``
+    with ``model=``, ``er2`` with ``export=``; other options go to the scorer) or from a scorer
+    already built."""
     scorer = (make_scorer(metric_or_scorer, **scorer_options) if isinstance(metric_or_scorer, str)
               else metric_or_scorer)
     return RadscoreReward(scorer, reference_column, scale)

@@ -107,7 +107,8 @@ def test_compare_two_systems_prints_the_test_and_draws_the_plot(exports, tmp_pat
     a.write_text("\n".join(CANDS) + "\n")
     b.write_text("\n".join(REFS) + "\n")  # system b copies the references
     out = tmp_path / "cmp"
-    code = main(["compare", *_args(exports, "ratescore"), "--references", str(refs), "--system", f"A={a}",
+    # the second system by --system, the old name of --candidates
+    code = main(["compare", *_args(exports, "ratescore"), "--references", str(refs), "--candidates", f"A={a}",
                  "--system", f"copy={b}", "--out-dir", str(out), "--quiet", "--randomization", "500"])
     printed = capsys.readouterr()
     assert code == 0, printed.err

@@ -42,10 +42,10 @@ def test_ray_scores_equal_single_process_scores_in_order(local_ray, tiny_backbon
     for metric, opts in options.items():
         scorer = make_scorer(metric, **opts)
         if metric == "ratescore":
-            alone, _ = score_records(metric, scorer, cands, refs, progress=False)
+            alone, _ = score_records(scorer, cands, refs, progress=False)
         else:  # ER2Score length-sorts the pairs of one call into batches: call it per Ray chunk
             alone = [rec for lo in range(0, n, 32) for rec in
-                     score_records(metric, scorer, cands[lo:lo + 32], refs[lo:lo + 32], progress=False)[0]]
+                     score_records(scorer, cands[lo:lo + 32], refs[lo:lo + 32], progress=False)[0]]
         rows = score_with_ray(metric, opts, cands, refs, ids, actors=2, chunk_size=32)
         assert [r["index"] for r in rows] == list(range(n)) and [r["id"] for r in rows] == ids
         assert [{k: v for k, v in r.items() if k not in ("index", "id")} for r in rows] == \

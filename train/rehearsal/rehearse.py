@@ -294,7 +294,7 @@ class Rehearsal:
         export = RunFolder(run).export
         self.stage(entry, "export", lambda: _train(["export", str(run), "--out", str(export)]))
         self.exports[rel] = export
-        self.stage(entry, "score", lambda: score_export(export, task))
+        self.stage(entry, "score", lambda: score_export(export))
         publish_args = [str(export), "--repo-id", f"rehearsal/{Path(rel).stem.replace('_', '-')}", "--dry-run"]
         if task in ("reward", "bleurt"):  # REHEARSAL rows are not the real data: say what they are
             publish_args += ["--dataset", "REHEARSAL: SYNTHETIC rows from the radscore sample corpus",
@@ -376,16 +376,15 @@ class Rehearsal:
         return report
 
 
-def score_export(export: Path, task: str) -> None:
-    import radscore
+def score_export(export: Path) -> None:
+    """Score :data:`SCORE_PAIRS` with the export as a user would: the scorer of the metric that
+    loads its kind (:mod:`radscore.registry`)."""
+    from radscore import registry
+    from radscore.export import read_manifest
 
     cands, refs = SCORE_PAIRS
-    if task == "ner":
-        scores = radscore.RaTEScore(ner=str(export)).compute_score(cands, refs)
-    elif task == "reward":
-        scores = [s.total for s in radscore.ER2Score(str(export), progress=False).score(cands, refs)]
-    else:
-        scores = [s.score for s in radscore.ClinicalBLEURT(str(export)).score(cands, refs, progress=False)]
+    spec = registry.spec_for_kind(read_manifest(export)["kind"])
+    scores = registry.from_export(spec.name, str(export)).compute_score(cands, refs)
     if len(scores) != len(cands) or not all(isinstance(float(s), float) for s in scores):
         raise RuntimeError(f"{export}: expected {len(cands)} scores, got {scores!r}")
 

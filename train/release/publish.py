@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from radscore import registry
 from radscore.export import read_manifest
 from radscore.models import PACKAGED_MINILM
 
@@ -55,80 +56,31 @@ BASE_LICENSES = {
 }
 PERMISSIVE = {"apache-2.0", "mit", "bsd-3-clause", "bsd-2-clause"}
 DATA_KEYS = ("data_dir", "train_path", "val_path", "test_path", "rows", "val_rows", "test_rows")
-TASKS = {  # kind -> (model-index task type, task name)
-    "ner-iob": ("token-classification", "RaTE NER (IOB)"),
-    "ner-span": ("token-classification", "RaTE NER (span)"),
-    "reward": ("text-classification", "ER2Score reward model"),
-    "bleurt": ("text-classification", "ClinicalBLEURT regression"),
-    "ratescore": ("text-classification", "RaTEScore scorer bundle (NER export, entity encoder, tuned W and p)"),
-}
+# kind -> (model-index task type, task name), from the metrics of radscore.registry
+TASKS = {k.kind: (k.task_type, k.task_name) for spec in registry.specs() for k in spec.kinds}
 
 
 class PublishError(ValueError):
     """An export that cannot be published, with the reason."""
 
 
-def _local_base_model(name: str | None) -> bool:
-    from radscore.models import resolve_model_path
-
-    try:
-        return bool(name) and Path(resolve_model_path(name)).is_dir()
-    except ImportError:
-        return False
-
-
-def check_reward_files(folder: Path) -> str:
-    """What a dry run can check of an ER²Score export without its base model: the configs, the
-    scoring system, the adapter and the tokenizer. Returns the base model id."""
-    from transformers import AutoTokenizer
-
-    from radscore.reward_model import ADAPTER_DIR, REWARD_CONFIG, SYSTEM_FILE
-    from radscore.systems import load_system
-
-    cfg = json.loads((folder / REWARD_CONFIG).read_text())
-    load_system(folder / SYSTEM_FILE)
-    adapter = folder / ADAPTER_DIR
-    if not (adapter / "adapter_config.json").is_file() or not any(adapter.glob("adapter_model.*")):
-        raise PublishError(f"{folder}: {ADAPTER_DIR}/ holds no adapter (adapter_config.json, adapter_model.*)")
-    AutoTokenizer.from_pretrained(str(folder))
-    return cfg["base_model"]
-
-
 def check_loads(folder: Path, kind: str, dry_run: bool = False) -> list[str]:
-    """Load the export with radscore as a user would; ``PublishError`` when it does not load.
+    """Load the export with radscore as a user would (the scorer of the metric that loads ``kind``,
+    :mod:`radscore.registry`, scoring one pair); ``PublishError`` when it does not load.
 
-    In a dry run nothing is fetched: an ER²Score export whose base model is not on disk gets
-    :func:`check_reward_files` instead of a full load. Returns what was left unchecked."""
-    unchecked = []
+    In a dry run nothing is fetched: a kind with a ``dry_run_check`` (an ER²Score export whose base
+    model is not on disk) gets that check instead of a full load. Returns what was left unchecked."""
     try:
-        if kind in ("ner-iob", "ner-span"):
-            from radscore.ner import load_ner
-
-            load_ner(str(folder), device="cpu")
-        elif kind == "reward":
-            from radscore.reward_model import is_full_export
-
-            cfg = json.loads((folder / "reward_model.json").read_text())
-            if dry_run and not is_full_export(cfg) and not _local_base_model(cfg.get("base_model")):
-                base = check_reward_files(folder)
-                unchecked.append(f"base model {base} not loaded (not on this disk; a dry run fetches "
-                                 "nothing): the adapter, configs, scoring system and tokenizer were checked")
-            else:
-                from radscore import ER2Score
-
-                ER2Score(str(folder), device="cpu", progress=False)
-        elif kind == "bleurt":
-            from radscore import ClinicalBLEURT
-
-            ClinicalBLEURT(str(folder), device="cpu")
-        elif kind == "ratescore":
-            from radscore import RaTEScore
-
-            RaTEScore.from_bundle(str(folder), device="cpu").compute_score(["No effusion."], ["Small effusion."])
-        else:
-            raise PublishError(f"{folder}: no loader for export kind {kind!r}")
-    except PublishError:
-        raise
+        spec = registry.spec_for_kind(kind)
+    except ValueError:
+        raise PublishError(f"{folder}: no loader for export kind {kind!r}") from None
+    try:
+        check = spec.kind(kind).dry_run_check
+        unchecked = registry.load(check)(folder) if dry_run and check else None
+        if unchecked is None:
+            registry.from_export(spec.name, str(folder), device="cpu").compute_score(["No effusion."],
+                                                                                     ["Small effusion."])
+            unchecked = []
     except Exception as err:  # any failure to load means the export must not be published
         raise PublishError(f"{folder}: the export does not load with radscore ({type(err).__name__}: {err}); "
                            "not publishing it") from err
@@ -261,20 +213,8 @@ BASELINE_KEY = "/baseline/"
 
 
 def usage(kind: str, repo_id: str) -> str:
-    if kind in ("ner-iob", "ner-span"):
-        text = (f"```python\nfrom radscore import RaTEScore\n\nscorer = RaTEScore(ner=\"{repo_id}\")\n"
-                "scorer.compute_score([\"No pleural effusion.\"], [\"Small left pleural effusion.\"])\n```\n")
-        if kind == "ner-iob":
-            text += ("\nThe folder is a standard token-classification model with the RaTE-NER labels, so the "
-                     "released `ratescore` package loads it too:\n\n"
-                     f"```python\nfrom RaTEScore import RaTEScore\n\nscorer = RaTEScore(bert_model=\"{repo_id}\")\n```\n")
-        return text
-    if kind == "ratescore":
-        return (f"```python\nfrom radscore import RaTEScore\n\nscorer = RaTEScore.from_bundle(\"{repo_id}\")\n"
-                "scorer.compute_score([\"No pleural effusion.\"], [\"Small left pleural effusion.\"])\n```\n")
-    cls = {"reward": "ER2Score", "bleurt": "ClinicalBLEURT"}[kind]
-    return (f"```python\nfrom radscore import {cls}\n\nmodel = {cls}(\"{repo_id}\")\n"
-            "model.score([\"No pleural effusion.\"], [\"Small left pleural effusion.\"])\n```\n")
+    """The card's usage section: the one the metric that loads ``kind`` registers for it."""
+    return registry.spec_for_kind(kind).kind(kind).usage.replace("{repo_id}", repo_id)
 
 
 def model_card(folder: Path, manifest: dict, repo_id: str, license: str | None = None,

@@ -276,7 +276,7 @@ def precompute(references: Sequence[str], candidates: Sequence[str], settings: S
 
     t0 = time.perf_counter()
     cache_dir = Path(cache_dir)
-    from radscore.ratescore import splitter_name
+    from radscore.splitter import splitter_name
 
     ner_identity = {"ner": model_identity(settings.ner), "splitter": splitter_name(settings.splitter)}
     enc_identity = {"encoder": model_identity(settings.encoder), "pooling": settings.pooling,
