@@ -35,11 +35,15 @@ class TrainingTask(Command):
     ``check_checkpoint`` of its ``modules.py``), exported by ``exporter``
     (``"module:function"``, ``(ckpt, out_dir, metrics) -> folder``), with its default run folder
     ``checkpoints/<run_prefix><config stem>/`` (a prefix for tasks whose config stems, ``sample`` or
-    ``paper``, would collide with another task's runs)."""
+    ``paper``, would collide with another task's runs). ``rehearsal_rows``: the command-line
+    overrides that point a paper config's user-filled local data at the REHEARSAL rows of
+    ``python -m train rehearse`` (``{data}``: its data folder, ``{system}``: the config's scoring
+    system); empty where the config names a Hub dataset, which resolves to a stand-in."""
 
     kinds: tuple[str, ...] = ()
     exporter: str = ""
     run_prefix: str = ""
+    rehearsal_rows: tuple[str, ...] = ()
 
     def export(self) -> Callable:
         return load(self.exporter)
@@ -51,11 +55,15 @@ TRAINING_TASKS: dict[str, TrainingTask] = {t.name: t for t in (
                  exporter="train.ner.export:export_ner"),
     TrainingTask("reward", "train.reward.cli:main", "{fit,validate,test} --config configs/reward/<name>.yaml",
                  "train the ER²Score reward model", configs="configs/reward", kinds=("reward",),
-                 exporter="train.reward.export:export_reward", run_prefix="reward_"),
+                 exporter="train.reward.export:export_reward", run_prefix="reward_",
+                 rehearsal_rows=("--data.rows={data}/synthetic_er2/{system}_synthetic.jsonl", "--data.val_rows=null",
+                                 "--data.test_rows=null")),
     TrainingTask("bleurt", "train.bleurt.cli:main",
                  "{fit,validate,test} --config configs/bleurt/<name>.yaml | convert <BLEURT folder or Hub id> --out DIR",
                  "train ClinicalBLEURT; convert: a BLEURT checkpoint -> transformers 5", configs="configs/bleurt",
-                 kinds=("bleurt",), exporter="train.bleurt.export:export_bleurt", run_prefix="bleurt_"),
+                 kinds=("bleurt",), exporter="train.bleurt.export:export_bleurt", run_prefix="bleurt_",
+                 rehearsal_rows=("--data.train_path={data}/synthetic_bleurt/clinical_bleurt_synthetic.jsonl",
+                                 "--data.val_path=null", "--data.test_path=null", "--data.generate_synthetic=false")),
 )}
 
 OTHER_COMMANDS: dict[str, Command] = {c.name: c for c in (

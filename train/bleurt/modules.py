@@ -20,7 +20,7 @@ from radscore.models import PACKAGED_MINILM
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
@@ -95,8 +95,4 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
 
 
 def check_checkpoint(checkpoint: dict) -> None:
-    info = checkpoint.get("radscore")
-    if info is None:
-        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {TASK} checkpoint")
-    if info.get("task") != TASK:
-        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {TASK!r}")
+    checkpoint_info(checkpoint, TASK)

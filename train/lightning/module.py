@@ -89,3 +89,14 @@ def split_by_column(rows: list, source: str) -> dict[str, list]:
                              "needs train, dev (or val) or test in every row")
         out[side].append(row)
     return out
+
+
+def checkpoint_info(checkpoint: dict, expected_task: str) -> dict:
+    """The ``radscore`` entry of a Lightning checkpoint of ``expected_task``, or a ValueError saying
+    what the checkpoint is instead; each task's ``check_checkpoint`` adds its own checks on it."""
+    info = checkpoint.get("radscore")
+    if info is None:
+        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {expected_task} checkpoint")
+    if info.get("task") != expected_task:
+        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {expected_task!r}")
+    return info

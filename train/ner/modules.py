@@ -21,7 +21,7 @@ from data.iob import iob_to_spans, spans_to_iob
 from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +96,7 @@ class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
 
 
 def check_checkpoint(checkpoint: dict, expected_task: str) -> None:
-    info = checkpoint.get("radscore")
-    if info is None:
-        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {expected_task} checkpoint")
-    if info.get("task") != expected_task:
-        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {expected_task!r}")
+    info = checkpoint_info(checkpoint, expected_task)
     if "labels" in info and list(info["labels"]) != list(IOB_LABELS):
         raise ValueError(f"checkpoint label set {info['labels']} differs from RaTE-NER's {list(IOB_LABELS)}")
 

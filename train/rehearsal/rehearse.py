@@ -259,15 +259,11 @@ class Rehearsal:
         entry.seconds = round(time.perf_counter() - t0, 1)
         return entry
 
-    def data_overrides(self, task: str) -> list[str]:
-        if task == "reward":
-            rows = self.data / "synthetic_er2" / "radcliq_synthetic.jsonl"
-            return [f"--data.rows={rows}", "--data.val_rows=null", "--data.test_rows=null"]
-        if task == "bleurt":
-            rows = self.data / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
-            return [f"--data.train_path={rows}", "--data.val_path=null", "--data.test_path=null",
-                    "--data.generate_synthetic=false"]
-        return []  # NER: the Hub dataset id resolves to the REHEARSAL RaTE-NER fixture
+    def data_overrides(self, task: str, cfg: dict | None = None) -> list[str]:
+        """The task's REHEARSAL rows in place of the user's local data (``TrainingTask.rehearsal_rows``;
+        none for NER, whose Hub dataset id resolves to the REHEARSAL RaTE-NER fixture)."""
+        system = ((cfg or {}).get("model") or {}).get("init_args", {}).get("system") or "radcliq"
+        return [arg.format(data=self.data, system=system) for arg in TRAINING_TASKS[task].rehearsal_rows]
 
     def rehearse_training(self, entry: Entry, rel: str, task: str, cfg: dict) -> None:
         from train.ablations.profile import RunSpec
@@ -275,10 +271,8 @@ class Rehearsal:
         from train.lightning.run_folder import RunFolder
 
         run = self.runs / run_folder(task, RunSpec(configs=(rel,)))  # where the ablation tables look for it
-        common = ["--config", str(REPO / rel), f"--run_dir={run}", *REHEARSAL_TRAINER, *self.data_overrides(task)]
-        if task == "reward" and (cfg.get("model") or {}).get("init_args", {}).get("system") == "mrscore":
-            common[common.index(next(a for a in common if a.startswith("--data.rows=")))] = (
-                f"--data.rows={self.data / 'synthetic_er2' / 'mrscore_synthetic.jsonl'}")
+        common = ["--config", str(REPO / rel), f"--run_dir={run}", *REHEARSAL_TRAINER,
+                  *self.data_overrides(task, cfg)]
 
         def fit():
             _check_cuda_needs(cfg)
@@ -296,7 +290,7 @@ class Rehearsal:
         self.exports[rel] = export
         self.stage(entry, "score", lambda: score_export(export))
         publish_args = [str(export), "--repo-id", f"rehearsal/{Path(rel).stem.replace('_', '-')}", "--dry-run"]
-        if task in ("reward", "bleurt"):  # REHEARSAL rows are not the real data: say what they are
+        if TRAINING_TASKS[task].rehearsal_rows:  # REHEARSAL rows are not the real data: say what they are
             publish_args += ["--dataset", "REHEARSAL: SYNTHETIC rows from the radscore sample corpus",
                              "--license", "other"]
         self.stage(entry, "publish", lambda: _train(["publish", *publish_args]))
@@ -338,7 +332,7 @@ class Rehearsal:
 
         profile = fill_ablation_profile(load_config(REPO / "configs/ablations/paper.yaml"),
                                         self.data, self.runs, self.out / "ablations",
-                                        {t: [*REHEARSAL_TRAINER, *self.data_overrides(t)] for t in ("ner", "reward")})
+                                        {t: [*REHEARSAL_TRAINER, *self.data_overrides(t)] for t in TRAINING_TASKS})
         path = self.filled / "ablations_paper.yaml"
         self.filled.mkdir(parents=True, exist_ok=True)
         path.write_text("# REHEARSAL copy of configs/ablations/paper.yaml\n" + yaml.safe_dump(profile, sort_keys=False))

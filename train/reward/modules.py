@@ -24,7 +24,7 @@ from radscore.systems import load_system
 from train.reward.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"
@@ -202,11 +202,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
 
 
 def check_checkpoint(checkpoint: dict, system: dict | None = None) -> None:
-    info = checkpoint.get("radscore")
-    if info is None:
-        raise ValueError(f"not a radscore checkpoint (no 'radscore' entry); expected a {TASK} checkpoint")
-    if info.get("task") != TASK:
-        raise ValueError(f"checkpoint of task {info.get('task')!r}, expected {TASK!r}")
+    info = checkpoint_info(checkpoint, TASK)
     if system is not None and info.get("system") != system:
         raise ValueError(f"checkpoint scoring system {info.get('system', {}).get('name')!r} "
                          f"({info.get('system', {}).get('items')}) differs from the model's {system['name']!r}")
