@@ -43,6 +43,8 @@ class TrainingTask(Command):
     kinds: tuple[str, ...] = ()
     exporter: str = ""
     run_prefix: str = ""
+    cli: str = ""  # "module:Class", its RadscoreCLI subclass
+    cli_classes: tuple[str, ...] = ()  # "module:Class" of the model and datamodule the CLI class is given
     rehearsal_rows: tuple[str, ...] = ()
 
     def export(self) -> Callable:
@@ -52,16 +54,19 @@ class TrainingTask(Command):
 TRAINING_TASKS: dict[str, TrainingTask] = {t.name: t for t in (
     TrainingTask("ner", "train.ner.cli:main", "{fit,validate,test,predict} --config configs/ner/<name>.yaml",
                  "train the RaTE NER models", configs="configs/ner", kinds=("ner-iob", "ner-span"),
-                 exporter="train.ner.export:export_ner"),
+                 exporter="train.ner.export:export_ner", cli="train.ner.cli:NERCLI",
+                 cli_classes=("train.ner:NERTagger", "train.ner:NERDataModule")),
     TrainingTask("reward", "train.reward.cli:main", "{fit,validate,test} --config configs/reward/<name>.yaml",
                  "train the ER²Score reward model", configs="configs/reward", kinds=("reward",),
-                 exporter="train.reward.export:export_reward", run_prefix="reward_",
+                 exporter="train.reward.export:export_reward", run_prefix="reward_", cli="train.reward.cli:RewardCLI",
+                 cli_classes=("train.reward:ER2RewardModel", "train.reward:RewardDataModule"),
                  rehearsal_rows=("--data.rows={data}/synthetic_er2/{system}_synthetic.jsonl", "--data.val_rows=null",
                                  "--data.test_rows=null")),
     TrainingTask("bleurt", "train.bleurt.cli:main",
                  "{fit,validate,test} --config configs/bleurt/<name>.yaml | convert <BLEURT folder or Hub id> --out DIR",
                  "train ClinicalBLEURT; convert: a BLEURT checkpoint -> transformers 5", configs="configs/bleurt",
                  kinds=("bleurt",), exporter="train.bleurt.export:export_bleurt", run_prefix="bleurt_",
+                 cli="train.bleurt.cli:BleurtCLI",
                  rehearsal_rows=("--data.train_path={data}/synthetic_bleurt/clinical_bleurt_synthetic.jsonl",
                                  "--data.val_path=null", "--data.test_path=null", "--data.generate_synthetic=false")),
 )}

@@ -16,8 +16,16 @@ def test_every_entry_and_exporter_resolves_and_the_help_lists_every_command():
         assert f"  {command.name} " in help_text()
         if command.configs:
             assert (ROOT / command.configs).is_dir(), command.configs
+    from pytorch_lightning import LightningDataModule, LightningModule
+
+    from train.lightning.cli import RadscoreCLI
+    from train.lightning.configs import task_cli
+
     for task in TRAINING_TASKS.values():
         assert task.kinds and callable(task.export())
+        cli, classes = task_cli(task.name)
+        assert issubclass(cli, RadscoreCLI) and cli.task == task.name
+        assert all(issubclass(c, (LightningModule, LightningDataModule)) for c in classes), task.name
     assert set(TASK_OF_KIND) == {"ner-iob", "ner-span", "reward", "bleurt"}
 
 

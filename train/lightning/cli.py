@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -33,6 +34,29 @@ from pytorch_lightning.loggers import CSVLogger
 from train.lightning.run_folder import BEST_FILENAME, RunFolder, default_run_name
 
 CHECKPOINTS_ROOT = Path("checkpoints")
+
+
+LIMITS = ("limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches")
+
+
+def integer_limits(trainer: dict, argv: list[str]) -> dict:
+    """``--trainer.limit_*_batches=N`` written as a whole number on the command line means N batches
+    (Lightning reads an int as a count and a float as a fraction, so ``1.0`` is every batch). Here
+    jsonargparse keeps ``1`` an int, but a run with Lightning 2.6.6 and jsonargparse 4.53 on a GPU
+    host handed the Trainer ``1.0`` (issue #30): the command line's own spelling decides, for every
+    task's CLI. ``1.0`` or ``0.5`` stay fractions; config files keep YAML's own int/float."""
+    for k, arg in enumerate(argv):
+        for key in LIMITS:
+            flag = f"--trainer.{key}"
+            if arg.startswith(flag + "="):
+                text = arg.split("=", 1)[1]
+            elif arg == flag and k + 1 < len(argv):
+                text = argv[k + 1]
+            else:
+                continue
+            if re.fullmatch(r"\s*\d+\s*", text):
+                trainer[key] = int(text)
+    return trainer
 
 
 class RunCheckpoint(ModelCheckpoint):
@@ -81,6 +105,7 @@ class RadscoreCLI(LightningCLI):
 
         if args is None or isinstance(args, (list, tuple)):  # a dict or Namespace has no --config to expand
             args = expand_config_args(list(sys.argv[1:] if args is None else args))
+        self._argv = list(args) if isinstance(args, list) else []
         super().__init__(
             model_class, datamodule_class, subclass_mode_model=True, args=args,
             save_config_kwargs={"overwrite": True}, **kwargs,
@@ -132,6 +157,7 @@ class RadscoreCLI(LightningCLI):
         from train.lightning.precision import effective_precision
 
         trainer = cfg["trainer"]
+        integer_limits(trainer, self._argv)
         precision, reason = effective_precision(trainer.get("precision"), trainer.get("accelerator"))
         if reason:
             trainer["precision"] = precision

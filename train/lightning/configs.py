@@ -143,19 +143,10 @@ def resolve_cli_config(task: str, path: str | Path, *args: str) -> dict:
 
 
 def task_cli(task: str):
-    """``(CLI class, its model and datamodule classes)`` of a training task."""
-    if task == "ner":
-        from train.ner import NERDataModule, NERTagger
-        from train.ner.cli import NERCLI
+    """``(CLI class, the model and datamodule classes it takes)`` of a training task (:mod:`train.tasks`)."""
+    from train.tasks import TRAINING_TASKS, load
 
-        return NERCLI, (NERTagger, NERDataModule)
-    if task == "reward":
-        from train.reward import ER2RewardModel, RewardDataModule
-        from train.reward.cli import RewardCLI
-
-        return RewardCLI, (ER2RewardModel, RewardDataModule)
-    if task == "bleurt":
-        from train.bleurt.cli import BleurtCLI
-
-        return BleurtCLI, ()
-    raise ValueError(f"unknown training task {task!r}; expected ner, reward or bleurt")
+    if task not in TRAINING_TASKS:
+        raise ValueError(f"unknown training task {task!r}; expected one of {list(TRAINING_TASKS)}")
+    spec = TRAINING_TASKS[task]
+    return load(spec.cli), tuple(load(c) for c in spec.cli_classes)

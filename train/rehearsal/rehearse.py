@@ -17,8 +17,9 @@ What changes between the rehearsal and a real run is said here, once:
 
 - Hub ids resolve to stand-ins through the one substitution point (:mod:`train.rehearsal.standins`); the
   code under rehearsal is the code of the real run;
-- trainer overrides: CPU, one device, a few steps (``REHEARSAL_TRAINER``); the precision stays the
-  config's, except that a stage that needs CUDA (fp16 mixed precision, 4-bit loading) is reported
+- trainer overrides: the machine's accelerator (``--accelerator auto``: CUDA when there is one, else
+  the CPU), one device, a few steps (:func:`rehearsal_trainer`); the precision stays the config's,
+  except that on the CPU a stage that needs CUDA (fp16 mixed precision, 4-bit loading) is reported
   ``skipped: needs CUDA`` instead of being changed;
 - local data paths that the user fills in (reward rows, BLEURT rows, RaTE-Eval, ReXVal) point to
   REHEARSAL data in the published layouts, generated from the sample corpus into
@@ -52,6 +53,7 @@ REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "checkpoints" / "rehearsal"
 # the config folders of the commands in train/tasks.py, in its order (NER first: the tune configs use its export)
 TASK_FOLDERS = tuple(Path(c.configs).name for c in COMMANDS.values() if c.configs)
+ACCELERATORS = ("auto", "cpu", "gpu")
 REHEARSAL_TRAINER = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.max_epochs=1",
                      "--trainer.max_steps=2", "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1",
                      "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false"]
@@ -62,6 +64,23 @@ FAST = ("configs/ner/iob_deberta_v3.yaml", "configs/ner/span_biolord.yaml", "con
         "configs/tune/rexval.yaml")
 SCORE_PAIRS = (["No pleural effusion. Heart size is normal.", "Small left pleural effusion."],
                ["Small right pleural effusion. Heart size is normal.", "No pleural effusion."])
+
+
+def resolve_accelerator(choice: str = "auto") -> str:
+    """``cpu`` or ``gpu``: ``auto`` is the GPU where CUDA is available; ``gpu`` without CUDA is an error."""
+    import torch
+
+    if choice not in ACCELERATORS:
+        raise ValueError(f"--accelerator {choice!r}: expected one of {list(ACCELERATORS)}")
+    cuda = torch.cuda.is_available()
+    if choice == "gpu" and not cuda:
+        raise ValueError("--accelerator gpu: torch sees no CUDA device on this machine (use auto or cpu)")
+    return "gpu" if choice == "gpu" or (choice == "auto" and cuda) else "cpu"
+
+
+def rehearsal_trainer(accelerator: str = "cpu") -> list[str]:
+    """The trainer overrides of every rehearsed fit, validate and test on ``accelerator``."""
+    return [f"--trainer.accelerator={accelerator}", *REHEARSAL_TRAINER[1:]]
 
 
 class NeedsCuda(RuntimeError):
@@ -164,7 +183,10 @@ def _trainer_section(cfg: dict) -> dict:
     return cfg.get("trainer") or {}
 
 
-def _check_cuda_needs(cfg: dict) -> None:
+def _check_cuda_needs(cfg: dict, accelerator: str = "cpu") -> None:
+    """On the CPU, what only CUDA runs is a :class:`NeedsCuda` (reported, not changed)."""
+    if accelerator == "gpu":
+        return
     precision = str(_trainer_section(cfg).get("precision", "32-true"))
     if precision in CUDA_ONLY_PRECISIONS:
         raise NeedsCuda(f"precision {precision}")
@@ -194,8 +216,11 @@ def _train_subprocess(argv: list[str], log: Path) -> None:
 
 
 class Rehearsal:
-    def __init__(self, out: Path = OUT, progress: bool = True, quiet: bool = True, ddp: bool = True):
+    def __init__(self, out: Path = OUT, progress: bool = True, quiet: bool = True, ddp: bool = True,
+                 accelerator: str = "cpu"):
         self.out, self.progress, self.quiet, self.ddp = Path(out), progress, quiet, ddp
+        self.accelerator = accelerator
+        self.trainer = rehearsal_trainer(accelerator)
         self.data = self.out / "data"
         self.runs = self.out / "runs"
         self.filled = self.out / "configs"
@@ -271,11 +296,11 @@ class Rehearsal:
         from train.lightning.run_folder import RunFolder
 
         run = self.runs / run_folder(task, RunSpec(configs=(rel,)))  # where the ablation tables look for it
-        common = ["--config", str(REPO / rel), f"--run_dir={run}", *REHEARSAL_TRAINER,
+        common = ["--config", str(REPO / rel), f"--run_dir={run}", *self.trainer,
                   *self.data_overrides(task, cfg)]
 
         def fit():
-            _check_cuda_needs(cfg)
+            _check_cuda_needs(cfg, self.accelerator)
             _train([task, "fit", *common])
 
         if not self.stage(entry, "fit", fit):
@@ -332,7 +357,7 @@ class Rehearsal:
 
         profile = fill_ablation_profile(load_config(REPO / "configs/ablations/paper.yaml"),
                                         self.data, self.runs, self.out / "ablations",
-                                        {t: [*REHEARSAL_TRAINER, *self.data_overrides(t)] for t in TRAINING_TASKS})
+                                        {t: [*self.trainer, *self.data_overrides(t)] for t in TRAINING_TASKS})
         path = self.filled / "ablations_paper.yaml"
         self.filled.mkdir(parents=True, exist_ok=True)
         path.write_text("# REHEARSAL copy of configs/ablations/paper.yaml\n" + yaml.safe_dump(profile, sort_keys=False))
@@ -364,9 +389,9 @@ class Rehearsal:
         return out
 
     def write(self, entries: list[Entry]) -> dict:
-        report = {"rehearsal": True, "configs": [e.__dict__ for e in entries]}
+        report = {"rehearsal": True, "accelerator": self.accelerator, "configs": [e.__dict__ for e in entries]}
         (self.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-        (self.out / "report.md").write_text(to_markdown(entries))
+        (self.out / "report.md").write_text(to_markdown(entries, self.accelerator))
         return report
 
 
@@ -408,8 +433,9 @@ def fill_ablation_profile(profile: dict, data: Path, runs: Path, out: Path, over
     return profile
 
 
-def to_markdown(entries: list[Entry]) -> str:
+def to_markdown(entries: list[Entry], accelerator: str = "cpu") -> str:
     lines = ["# REHEARSAL report: paper configs on same-family stand-ins (not the papers' results)", "",
+             f"Stages trained on: {'CUDA' if accelerator == 'gpu' else 'the CPU'} (`--accelerator`).", "",
              "| config | real model | model class | tokenizer | pad at load | stages | s | params (real) | "
              "trainable (real) | GPU GiB (est.) |", "|---|---|---|---|---|---|---:|---:|---:|---:|"]
     for e in entries:
@@ -434,12 +460,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fast", action="store_true", help="one config per model family and data layout")
     parser.add_argument("--no-ablations", action="store_true", help="skip the ablation tables")
     parser.add_argument("--no-ddp", action="store_true", help="skip the two-process DDP fits")
+    parser.add_argument("--accelerator", default="auto", choices=ACCELERATORS,
+                        help="where the stages train: auto (CUDA when present, else the CPU), cpu or gpu")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
+    try:
+        accelerator = resolve_accelerator(args.accelerator)
+    except ValueError as err:
+        parser.error(str(err))
     from train.rehearsal.standins import hub_ids
 
     jobs = discover(hub_ids(), args.only, args.fast)
-    reh = Rehearsal(Path(args.out), ddp=not args.no_ddp)
+    reh = Rehearsal(Path(args.out), ddp=not args.no_ddp, accelerator=accelerator)
+    reh.say(f"accelerator: {accelerator}")
     report = reh.run(jobs, ablations=not args.no_ablations and not args.only and not args.fast)
     entries = report["configs"]
     failed = [e["config"] for e in entries if not all(stage_ok(v) for v in e["stages"].values())]
