@@ -447,7 +447,7 @@ def benchmark(args) -> dict:
     print("building workloads ...", flush=True)
     workloads = make_workloads(args.workloads, args.pairs)
     result = {"ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long", "cpu_count": os.cpu_count(),
-              "cpu": _cpu_name(), "gemm_measurements": [], "workloads": {}}
+              "cpu": _cpu_name(), **cpu_class(), "gemm_measurements": [], "workloads": {}}
     for name, (cands, refs) in workloads.items():
         gemm = gemm_throughput()  # before each workload and once at the end: how steady the machine was
         result["gemm_measurements"].append(gemm)
@@ -477,6 +477,28 @@ def _cpu_name() -> str:
     return "unknown"
 
 
+CLASS_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
+
+
+def cpu_class(flags: set[str] | None = None) -> dict:
+    """The CPU flags that decide the speed of fp32 and bf16 here, and the hardware class they make:
+    ``amx`` (AMX bf16 tiles), ``avx512-bf16`` (native bf16 dot products), ``avx512``, ``avx2`` or
+    ``baseline``. Every ratio is stated for its class (README, docs/scoring.md)."""
+    if flags is None:
+        flags = set()
+        try:
+            for line in Path("/proc/cpuinfo").read_text().splitlines():
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+        except OSError:
+            pass
+    found = [f for f in CLASS_FLAGS if f in flags]
+    name = ("amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags
+            else "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "baseline")
+    return {"cpu_flags": found, "hardware_class": name}
+
+
 def memory_runs(args, encoder: str) -> dict:
     big_ner, big_encoder = args.big_ner or args.ner, args.big_encoder or encoder
     if "tiny" in (args.big_ner, args.big_encoder):  # the streaming code path with small models
@@ -500,6 +522,8 @@ def memory_runs(args, encoder: str) -> dict:
 
 
 def print_table(result: dict) -> None:
+    print(f"\nCPU: {result['cpu']} x {result['cpu_count']}, hardware class {result['hardware_class']} "
+          f"(flags {' '.join(result['cpu_flags']) or 'none of ' + ', '.join(CLASS_FLAGS)})")
     for name, w in result["workloads"].items():
         print(f"\n== {name}: {w['pairs']} pairs, {w['distinct_sentences']} distinct sentences "
               f"(repetition {w['repetition_factor']:.2f}x), {w['necessary_gflop']:.0f} GFLOP necessary")
@@ -542,13 +566,15 @@ def main(argv=None) -> None:
                         "minutes; the streaming code is the same) or a folder, e.g. the --ner export")
     p.add_argument("--big-encoder", default="tiny",
                    help="entity encoder for the memory run: 'tiny' (default) or a model folder / packaged name")
-    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ratescore.json"))
+    p.add_argument("--out", default=None, help="default: benchmarks/results/ratescore_<hardware class>.json "
+                   "(benchmarks/results/ratescore.json holds the 2-core AVX2-only run of 2026-11-26)")
     args = p.parse_args(argv)
     if len(args.pairs) != len(args.workloads):
         p.error("give one --pairs value per workload")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     result = benchmark(args)
+    args.out = args.out or str(ROOT / "benchmarks" / "results" / f"ratescore_{result['hardware_class']}.json")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print_table(result)

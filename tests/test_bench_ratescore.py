@@ -11,7 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from bench_ratescore import bert_flops, distinct_pairs, long_pairs  # noqa: E402
+from bench_ratescore import bert_flops, cpu_class, distinct_pairs, long_pairs  # noqa: E402
 
 
 @pytest.mark.parametrize("length", [1, 7, 30])
@@ -43,3 +43,12 @@ def test_distinct_and_long_workloads_never_repeat_a_sentence():
     assert len(every) == len(set(every)) and not set(every) & set(lines)  # nor across the two
     with pytest.raises(ValueError, match="ran out"):
         distinct_pairs(pool[:10], 5)
+
+
+def test_the_hardware_class_comes_from_the_cpu_flags():
+    assert cpu_class({"avx2", "fma"}) == {"cpu_flags": ["avx2"], "hardware_class": "avx2"}
+    assert cpu_class({"avx2", "avx512f", "avx512_bf16"})["hardware_class"] == "avx512-bf16"
+    assert cpu_class({"avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"})["hardware_class"] == "amx"
+    assert cpu_class({"sse4_2"}) == {"cpu_flags": [], "hardware_class": "baseline"}
+    here = cpu_class()  # this machine's /proc/cpuinfo
+    assert here["hardware_class"] in ("amx", "avx512-bf16", "avx512", "avx2", "baseline")
