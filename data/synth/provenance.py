@@ -42,3 +42,37 @@ def pair_sources(folder: str | Path) -> dict[tuple[str, str], set[str]]:
                 key = (rec["reference"], rec["candidate"])
                 out.setdefault(key, set()).update({ref_id} | edit_sources(rec["edits"]))
     return out
+
+
+def pair_records(folder: str | Path) -> dict[tuple[str, str], list[tuple[dict, list]]]:
+    """``(reference, candidate) -> [(manifest record, its edits)]`` for every item under ``folder``
+    (Task 3 triads give two pairs, each with its own edits)."""
+    out: dict[tuple[str, str], list] = {}
+    for path in sorted(Path(folder).rglob(MANIFEST)):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            if rec.get("set") == "task3":
+                for kind in ("synonym", "opposite"):
+                    out.setdefault((rec["original"], rec[kind]), []).append((rec, rec[f"{kind}_edits"]))
+            else:
+                out.setdefault((rec["reference"], rec["candidate"]), []).append((rec, rec["edits"]))
+    return out
+
+
+def reference_texts(report, rec: dict) -> set[str]:
+    """The text(s) the generator renders from corpus ``report`` as the reference of manifest record
+    ``rec``, with the generator's own :class:`~data.synth.draft.Draft`: one sentence for Task 1
+    (``rec["sentence"]``, e.g. ``findings[2]``), one section for ClinicalBLEURT rows (the manifest
+    does not name it: either non-empty section), else findings and impression."""
+    from data.synth.draft import Draft
+
+    if rec.get("set") == "task1":
+        section, _, k = rec["sentence"].rstrip("]").partition("[")
+        sent = getattr(report, section)[int(k)]
+        return {Draft.from_sentences(report.id, [(section, sent)]).reference}
+    if rec.get("set") == "bleurt":
+        return {Draft.from_sentences(report.id, [(sec, s) for s in getattr(report, sec)]).reference
+                for sec in ("findings", "impression") if getattr(report, sec)}
+    return {Draft.from_report(report).reference}
