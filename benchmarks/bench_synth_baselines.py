@@ -10,8 +10,13 @@ clinically significant ones), against the Task 2 test scores and the ER² RadCli
 accuracy on the ER² RadCliQ test pairs (the better total strictly higher: a tie is a miss), Pearson
 against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym strictly
 above opposite; a tie is a miss). A benchmark that these solve measures its generator,
-not the metrics (issue #14 asks for Kendall <= 0.40 and triads <= 65%). Prints a table and writes
-JSON. All numbers are on SYNTHETIC data.
+not the metrics (issue #14 asks for Kendall <= 0.40 and triads <= 65%). Beside them the shallow
+learner (``shallow_ridge``: ridge regression on diff tokens, a logistic regression on the two
+candidates' feature difference for pair accuracy; :mod:`train.evaluation.baselines`), fitted on the
+train split of the same set and evaluated on its test split, for the sets that have a train split
+(Task 2, ER² RadCliQ, ClinicalBLEURT; the ReXVal layout and Task 3 are evaluation-only: ``n/a``).
+``--sizes`` (as ``python -m data synth --sizes``) makes a quick, smaller run. Prints a table and
+writes JSON. All numbers are on SYNTHETIC data.
 """
 
 from __future__ import annotations
@@ -32,20 +37,35 @@ from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E
 from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
-from train.evaluation.baselines import pair_baselines, rating_baselines  # noqa: E402
+from data.synth.generate import parse_sizes  # noqa: E402
+from train.evaluation.baselines import (SHALLOW_NAME, pair_baselines, rating_baselines, shallow_pair_baseline,  # noqa: E402
+                                        shallow_rating_baseline)
 
 METRICS = ("diff_hunks", "negation_keywords", "unigram_f1", "bleu4")  # train.evaluation.baselines names, table order
+COLUMNS = (*METRICS, SHALLOW_NAME)  # the shallow learner: None (n/a) on a set without a train split
 
 
-def _rated(rows, target, statistic: str) -> dict:
-    """One rated set: each baseline's ``statistic`` (kendall or pearson) against a higher-is-better target."""
+def _rated(rows, target, statistic: str, train=None, train_target=None) -> dict:
+    """One rated set: each baseline's ``statistic`` (kendall or pearson) against a higher-is-better
+    target; the shallow learner fitted on ``train`` rows (with ``train_target``) when given."""
     got = rating_baselines([r.reference for r in rows], [r.candidate for r in rows], target, METRICS)
-    return {"n": len(rows), "statistic": statistic, **{m: got[m][statistic] for m in METRICS}}
+    out = {"n": len(rows), "statistic": statistic, **{m: got[m][statistic] for m in METRICS}, SHALLOW_NAME: None}
+    if train:
+        out["n_train"] = len(train)
+        out[SHALLOW_NAME] = shallow_rating_baseline(
+            [r.reference for r in train], [r.candidate for r in train], train_target,
+            [r.reference for r in rows], [r.candidate for r in rows], target)[SHALLOW_NAME][statistic]
+    return out
 
 
-def _paired(refs, better, worse) -> dict:
-    """Accuracy on pairs of candidates of one reference (the better strictly higher; a tie is a miss)."""
-    return {"n": len(refs), **pair_baselines(refs, better, worse, METRICS)}
+def _paired(refs, better, worse, train=None) -> dict:
+    """Accuracy on pairs of candidates of one reference (the better strictly higher; a tie is a miss);
+    the shallow pair learner fitted on ``train`` = (refs, better, worse) when given."""
+    out = {"n": len(refs), **pair_baselines(refs, better, worse, METRICS), SHALLOW_NAME: None}
+    if train:
+        out["n_train"] = len(train[0])
+        out.update(shallow_pair_baseline(*train, refs, better, worse))
+    return out
 
 
 def measure(folder: Path) -> dict:
@@ -55,17 +75,24 @@ def measure(folder: Path) -> dict:
         pairs = read_rexval(folder / "synthetic_rexval", significant_only=significant)
         sets[name] = _rated(pairs, [-p.rating for p in pairs], "kendall")  # fewer errors is better
     t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
-    sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall")
-    er2 = [p for p in read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
-           if p.meta.get("split") == "test"]
-    sets["er2_radcliq_test_total"] = _rated(er2, [-p.total for p in er2], "kendall")
+    t2_train = read_rate_eval_task2(folder / "synthetic_rate_eval", "train")
+    sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall", t2_train, [p.rating for p in t2_train])
+    er2_all = read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
+    er2 = [p for p in er2_all if p.meta.get("split") == "test"]
+    er2_train = [p for p in er2_all if p.meta.get("split") == "train"]  # dev rows are not fitted on
+    sets["er2_radcliq_test_total"] = _rated(er2, [-p.total for p in er2], "kendall", er2_train,
+                                            [-p.total for p in er2_train])
     # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule)
     pairs, _ = pair_er2_rows(er2)
+    train_pairs, _ = pair_er2_rows(er2_train)
     sets["er2_radcliq_test_pair_accuracy"] = {"statistic": "pair accuracy", **_paired(
-        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs])}
-    bl = [r for r in read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
-          if r.meta.get("split") == "test"]
-    sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson")
+        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
+        ([p.reference for p in train_pairs], [p.accepted.candidate for p in train_pairs],
+         [p.rejected.candidate for p in train_pairs]))}
+    bl_all = read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
+    bl = [r for r in bl_all if r.meta.get("split") == "test"]
+    bl_train = [r for r in bl_all if r.meta.get("split") == "train"]
+    sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson", bl_train, [r.rating for r in bl_train])
     triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
     sets["task3_triads"] = {"statistic": "accuracy", **_paired(
         [t.original for t in triads], [t.synonym for t in triads], [t.opposite for t in triads])}
@@ -76,26 +103,30 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "synth_baselines.json"))
+    p.add_argument("--sizes", default=None, help="set sizes as python -m data synth --sizes (default: the default sizes)")
     args = p.parse_args(argv)
+    sizes = parse_sizes(args.sizes)
     runs = {}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            generate(Path(tmp), seed=seed)
+            generate(Path(tmp), seed=seed, sizes=sizes)
             runs[str(seed)] = measure(Path(tmp))
             print(f"seed {seed}: generated and measured in {time.perf_counter() - t0:.0f} s", flush=True)
     names = list(runs[str(args.seeds[0])])
-    summary = {s: {m: float(np.mean([runs[k][s][m] for k in runs])) for m in METRICS} for s in names}
-    print("\nSYNTHETIC sets, mean over seeds", args.seeds)
-    print(f"| set | statistic | n | {' | '.join(METRICS)} |")
-    print("|---|---|---:|" + "---:|" * len(METRICS))
+    summary = {s: {m: (None if any(runs[k][s][m] is None for k in runs)
+                       else float(np.mean([runs[k][s][m] for k in runs]))) for m in COLUMNS} for s in names}
+    print("\nSYNTHETIC sets, mean over seeds", args.seeds, "" if args.sizes is None else f"(sizes {sizes})")
+    print(f"| set | statistic | n | {' | '.join(COLUMNS)} |")
+    print("|---|---|---:|" + "---:|" * len(COLUMNS))
     for s in names:
         first = runs[str(args.seeds[0])][s]
         print(f"| {s} | {first['statistic']} | {first['n']} | "
-              + " | ".join(f"{summary[s][m]:.3f}" for m in METRICS) + " |")
+              + " | ".join("n/a" if summary[s][m] is None else f"{summary[s][m]:.3f}" for m in COLUMNS) + " |")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"data": "SYNTHETIC (python -m data synth, default sizes)", "seeds": args.seeds,
+    what = "default sizes" if args.sizes is None else f"sizes {sizes}"
+    out.write_text(json.dumps({"data": f"SYNTHETIC (python -m data synth, {what})", "seeds": args.seeds,
                                "mean": summary, "runs": runs}, indent=1) + "\n")
     print(f"\nwrote {out}")
 

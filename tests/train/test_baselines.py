@@ -99,3 +99,82 @@ def test_pair_and_rating_baselines_beside_a_model():
     lines = table.splitlines()
     assert lines[0] == "title" and lines[2].startswith("this model") and lines[2].endswith("0.500      0.250")
     assert len(lines) == 3 + len(BESIDE_MODEL) and any(line.startswith("trivial: unigram F1") for line in lines)
+
+
+# --- the shallow learner (ridge on diff tokens) ------------------------------------------------------
+def _toy(n: int, seed: int):
+    """SYNTHETIC toy: the target is minus the number of 'no' tokens the candidate deletes."""
+    import random
+
+    rng = random.Random(seed)
+    words = ["effusion", "pneumothorax", "consolidation", "edema", "fracture", "mass", "nodule"]
+    refs, cands, y = [], [], []
+    for _ in range(n):
+        sents = [f"{'no' if rng.random() < 0.6 else 'mild'} {rng.choice(words)} ." for _ in range(rng.randint(2, 6))]
+        kept = [s.replace("no ", "", 1) if s.startswith("no ") and rng.random() < 0.5 else s for s in sents]
+        if rng.random() < 0.3:  # a distractor edit the target ignores
+            kept.append(f"{rng.choice(words)} is stable .")
+        refs.append(" ".join(sents))
+        cands.append(" ".join(kept))
+        y.append(-float(sum(a != b for a, b in zip(sents, kept))))
+    return refs, cands, y
+
+
+def test_diff_features_count_deleted_and_inserted_tokens_and_hunks():
+    from train.evaluation.baselines import diff_features
+
+    f = diff_features("No effusion. No edema.", "Effusion. No edema, stable.")
+    assert f["DEL_no"] == 1 and f["INS_,"] == 1 and f["INS_stable"] == 1 and "DEL_." not in f
+    assert f["#log_hunks"] == pytest.approx(np.log1p(2))
+    assert diff_features("a b", "a b") == {"#log_deleted": 0.0, "#log_inserted": 0.0, "#log_replaced": 0.0,
+                                          "#log_hunks": 0.0}
+
+
+def test_shallow_learner_learns_a_planted_signal_on_held_out_rows():
+    from scipy.stats import pearsonr
+
+    from train.evaluation.baselines import SHALLOW_NAME, shallow_learner, shallow_rating_baseline
+
+    refs, cands, y = _toy(300, 0)
+    er, ec, ey = _toy(100, 1)
+    model = shallow_learner(refs, cands, y)
+    assert pearsonr(model.predict(er, ec), ey).statistic > 0.95
+    got = shallow_rating_baseline(refs, cands, y, er, ec, ey)
+    assert set(got) == {SHALLOW_NAME} and set(got[SHALLOW_NAME]) == {"pearson", "kendall"}
+    assert got[SHALLOW_NAME]["pearson"] > 0.95
+
+
+def test_shallow_learner_uses_the_train_rows_only():
+    from train.evaluation.baselines import shallow_learner, shallow_rating_baseline
+
+    refs, cands, y = _toy(200, 0)
+    er, ec, ey = _toy(80, 1)
+    a = shallow_learner(refs, cands, y).predict(er, ec)
+    b = shallow_learner(refs, cands, y).predict(er, ec)
+    np.testing.assert_array_equal(a, b)
+    # the evaluated rows' targets never reach the fit: permuting them changes no prediction, and the
+    # statistic is that of the same predictions against the permuted targets
+    perm = list(np.random.default_rng(0).permutation(ey))
+    got = shallow_rating_baseline(refs, cands, y, er, ec, perm)
+    from scipy.stats import pearsonr
+
+    assert got["shallow_ridge"]["pearson"] == pytest.approx(pearsonr(a, perm).statistic)
+    # nor do the evaluated texts: predictions of a row do not depend on which other rows are evaluated
+    np.testing.assert_array_equal(shallow_learner(refs, cands, y).predict(er[:10], ec[:10]), a[:10])
+
+
+def test_shallow_pair_baseline_orders_the_better_candidate_first():
+    from train.evaluation.baselines import shallow_pair_baseline
+
+    def pairs(n, seed):
+        refs, cands, y = _toy(n, seed)
+        out = ([], [], [])
+        for r, c, t in zip(refs, cands, y):
+            if t != 0:  # the reference itself is better than a candidate that deleted a 'no'
+                out[0].append(r), out[1].append(r + " "), out[2].append(c)
+        return out
+
+    tr, te = pairs(200, 0), pairs(100, 1)
+    acc = shallow_pair_baseline(*tr, *te)["shallow_ridge"]
+    assert acc > 0.95
+    assert np.isnan(shallow_pair_baseline(*tr, [], [], [])["shallow_ridge"])

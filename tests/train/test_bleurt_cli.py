@@ -76,18 +76,24 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
     # beside the model: what text alone reaches on the same test rows (printed and written)
     from scipy.stats import kendalltau, pearsonr
 
-    from train.evaluation.baselines import BESIDE_MODEL, bleu, diff_hunks
+    from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_LABEL, SHALLOW_NAME, bleu, diff_hunks,
+                                            shallow_rating_baseline)
 
-    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
+    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in (*BESIDE_MODEL, SHALLOW_NAME)
                                                         for s in ("pearson", "kendall")}
-    test_rows = BleurtDataModule(train_path=rows, split_by="column").read_splits()["test"]
+    splits = BleurtDataModule(train_path=rows, split_by="column").read_splits()
+    test_rows, train_rows = splits["test"], splits["train"]
     refs, cands, target = ([p.reference for p in test_rows], [p.candidate for p in test_rows],
                            [p.rating for p in test_rows])
     assert metrics["test/baseline/bleu4/pearson"] == pytest.approx(pearsonr(bleu(refs, cands), target).statistic)
     assert metrics["test/baseline/diff_hunks/kendall"] == pytest.approx(
         kendalltau(diff_hunks(refs, cands), target).statistic)
+    # the shallow learner: fitted on the train rows alone, scored on the test rows
+    shallow = shallow_rating_baseline([p.reference for p in train_rows], [p.candidate for p in train_rows],
+                                      [p.rating for p in train_rows], refs, cands, target)[SHALLOW_NAME]
+    assert metrics[f"test/baseline/{SHALLOW_NAME}/pearson"] == pytest.approx(shallow["pearson"])
     out = capsys.readouterr().out
-    assert "test split: the model beside text-only baselines" in out
+    assert "test split: the model beside text-only baselines" in out and SHALLOW_LABEL in out
     line = next(line for line in out.splitlines() if line.startswith("this model"))
     assert [float(x) for x in line.split()[2:]] == pytest.approx([metrics["test/pearson"], metrics["test/kendall"]],
                                                                  abs=5e-4)

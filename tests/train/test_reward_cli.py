@@ -114,16 +114,18 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows
     assert (export / "training_config.yaml").is_file() and (export / weights).is_file()
     # beside the model: what text alone reaches on the same test pairs (printed and written)
     from data.ratings import pair_er2_rows, read_er2_jsonl
-    from train.evaluation.baselines import BESIDE_MODEL, unigram_f1
+    from train.evaluation.baselines import BESIDE_MODEL, SHALLOW_LABEL, SHALLOW_NAME, unigram_f1
 
-    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in BESIDE_MODEL
+    assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in (*BESIDE_MODEL, SHALLOW_NAME)
                                                         for s in ("pair_acc", "kendall")}
     pairs, _ = pair_er2_rows([r for r in read_er2_jsonl(er2_rows) if r.meta["split"] == "test"])
     refs = [p.reference for p in pairs]
     expected_acc = np.mean(unigram_f1(refs, [p.accepted.candidate for p in pairs])
                            > unigram_f1(refs, [p.rejected.candidate for p in pairs]))
     assert metrics["test/baseline/unigram_f1/pair_acc"] == pytest.approx(expected_acc)
+    assert 0 <= metrics[f"test/baseline/{SHALLOW_NAME}/pair_acc"] <= 1
     out = capsys.readouterr().out
+    assert SHALLOW_LABEL in out
     line = next(line for line in out.splitlines() if line.startswith("this model"))
     assert [float(x) for x in line.split()[2:]] == pytest.approx([metrics["test/pair_acc"], metrics["test/kendall"]],
                                                                  abs=5e-4)

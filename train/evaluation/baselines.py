@@ -240,3 +240,131 @@ def beside_baselines_table(title: str, model: dict[str, float], baselines: dict[
     for label, values in rows:
         lines.append(f"{label:{width}}  " + "  ".join(f"{values.get(c, math.nan):9.3f}" for c in columns))
     return "\n".join(lines)
+
+
+# --- a shallow learned baseline: ridge on diff tokens, fitted on the train rows of the same set --------
+#: its label in the tables beside a trained model
+SHALLOW_LABEL = "shallow learner (ridge on diff tokens, fitted on train rows)"
+SHALLOW_NAME = "shallow_ridge"
+#: the ridge penalty, fixed (our choice; not tuned, so no dev or test row can influence it)
+SHALLOW_ALPHA = 1.0
+#: the logistic regression's inverse penalty for pair tasks (our choice, fixed: ``C = 1 / alpha``)
+SHALLOW_C = 1.0 / SHALLOW_ALPHA
+TRIVIAL_LABELS[SHALLOW_NAME] = SHALLOW_LABEL
+
+
+def diff_features(ref: str, cand: str) -> dict[str, float]:
+    """Features of one (reference, candidate) pair from difflib's token opcodes
+    (``SequenceMatcher(autojunk=False)`` over :func:`tokenize`): ``DEL_<word>`` counts the reference
+    tokens a ``delete`` or ``replace`` hunk removes, ``INS_<word>`` the candidate tokens an
+    ``insert`` or ``replace`` hunk adds; plus ``log1p`` counts of the tokens deleted, inserted and
+    replaced (reference side of ``replace`` hunks) and of the hunks."""
+    from collections import Counter
+    from difflib import SequenceMatcher
+
+    rt, ct = tokenize(ref), tokenize(cand)
+    feats: Counter = Counter()
+    deleted = inserted = replaced = hunks = 0
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, rt, ct, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        hunks += 1
+        for w in rt[i1:i2]:
+            feats[f"DEL_{w}"] += 1
+        for w in ct[j1:j2]:
+            feats[f"INS_{w}"] += 1
+        if op == "delete":
+            deleted += i2 - i1
+        elif op == "insert":
+            inserted += j2 - j1
+        else:
+            replaced += i2 - i1
+    out = {k: float(v) for k, v in feats.items()}
+    out.update({"#log_deleted": math.log1p(deleted), "#log_inserted": math.log1p(inserted),
+                "#log_replaced": math.log1p(replaced), "#log_hunks": math.log1p(hunks)})
+    return out
+
+
+class ShallowLearner:
+    """A linear model on :func:`diff_features`: ``kind="ridge"`` regresses a rating
+    (``sklearn.linear_model.Ridge(alpha=SHALLOW_ALPHA)``); ``kind="pair"`` is a logistic regression
+    (no intercept, ``C=SHALLOW_C``) on the difference of the two candidates' features, fitted on
+    both orders of every training pair, so its weights score one candidate and the better one
+    should score higher. The vocabulary is the training rows' (a word never seen in training has
+    no feature). Only what :meth:`fit` is given is ever used: pass it the train rows alone."""
+
+    def __init__(self, kind: str = "ridge", alpha: float = SHALLOW_ALPHA):
+        if kind not in ("ridge", "pair"):
+            raise ValueError(f"kind={kind!r}; expected ridge or pair")
+        self.kind, self.alpha = kind, float(alpha)
+        self.vectorizer = self.model = None
+
+    def _x(self, refs, cands):
+        _check(refs, cands)
+        return self.vectorizer.transform([diff_features(r, c) for r, c in zip(refs, cands)])
+
+    def fit(self, refs: Sequence[str], cands: Sequence[str], targets: Sequence[float] | None = None,
+            worse: Sequence[str] | None = None) -> "ShallowLearner":
+        """``ridge``: ``fit(refs, cands, targets)``; ``pair``: ``fit(refs, better, worse=worse)``."""
+        from sklearn.feature_extraction import DictVectorizer
+        from sklearn.linear_model import LogisticRegression, Ridge
+
+        self.vectorizer = DictVectorizer(sparse=True)
+        if self.kind == "ridge":
+            _check(refs, cands)
+            y = np.asarray(targets, dtype=np.float64)
+            if len(y) != len(refs) or len(y) < 2:
+                raise ValueError(f"{len(y)} targets for {len(refs)} rows: need one per row and two rows at least")
+            x = self.vectorizer.fit_transform([diff_features(r, c) for r, c in zip(refs, cands)])
+            self.model = Ridge(alpha=self.alpha).fit(x, y)
+            return self
+        if worse is None or len(worse) != len(refs) or not len(refs):
+            raise ValueError("the pair learner needs refs, better and worse candidates of equal, non-zero length")
+        _check(refs, cands)
+        _check(refs, worse)
+        self.vectorizer.fit([diff_features(r, c) for r, c in zip(list(refs) * 2, list(cands) + list(worse))])
+        d = self._x(refs, cands) - self._x(refs, worse)
+        from scipy.sparse import vstack
+
+        x = vstack([d, -d])
+        y = np.r_[np.ones(d.shape[0]), np.zeros(d.shape[0])]
+        self.model = LogisticRegression(C=1.0 / self.alpha, fit_intercept=False, max_iter=1000).fit(x, y)
+        return self
+
+    def predict(self, refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+        """A higher-is-better score per (reference, candidate) pair (for ``pair``: its linear score)."""
+        if self.model is None:
+            raise RuntimeError("fit the shallow learner first")
+        if not len(refs):
+            return np.zeros(0)
+        x = self._x(refs, cands)
+        if self.kind == "ridge":
+            return np.asarray(self.model.predict(x), dtype=np.float64)
+        return np.asarray(x @ self.model.coef_.ravel(), dtype=np.float64)
+
+
+def shallow_learner(refs: Sequence[str], cands: Sequence[str], targets: Sequence[float]) -> ShallowLearner:
+    """A ridge regression of ``targets`` on the diff features of (refs, cands): train rows only."""
+    return ShallowLearner("ridge").fit(refs, cands, targets)
+
+
+def shallow_rating_baseline(train_refs, train_cands, train_targets, eval_refs, eval_cands, eval_targets,
+                            name: str = SHALLOW_NAME) -> dict[str, dict[str, float]]:
+    """``{name: {"pearson", "kendall"}}`` as :func:`rating_baselines`: the ridge learner fitted on the
+    train rows, scored on the evaluated rows against their higher-is-better targets (the eval
+    targets are used only for the statistics)."""
+    from scipy.stats import kendalltau, pearsonr
+
+    model = shallow_learner(train_refs, train_cands, train_targets)
+    s, y = model.predict(eval_refs, eval_cands), np.asarray(eval_targets, dtype=np.float64)
+    return {name: {"pearson": _statistic(pearsonr, s, y), "kendall": _statistic(kendalltau, s, y)}}
+
+
+def shallow_pair_baseline(train_refs, train_better, train_worse, eval_refs, eval_better, eval_worse,
+                          name: str = SHALLOW_NAME) -> dict[str, float]:
+    """``{name: pair accuracy}`` as :func:`pair_baselines`: the pair learner fitted on the train pairs
+    (better, worse), the share of evaluated pairs whose better candidate it scores strictly higher."""
+    if not len(eval_refs):
+        return {name: math.nan}
+    model = ShallowLearner("pair").fit(train_refs, train_better, worse=train_worse)
+    return {name: float(np.mean(model.predict(eval_refs, eval_better) > model.predict(eval_refs, eval_worse)))}

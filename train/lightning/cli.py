@@ -14,7 +14,8 @@ What it adds to LightningCLI:
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only);
 - after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
-  :data:`train.evaluation.baselines.BESIDE_MODEL` on the same test rows, printed beside the model's figures
+  :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff tokens, fitted on
+  the train rows only) on the same test rows, printed beside the model's figures
   and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
 """
 
@@ -213,8 +214,9 @@ class RadscoreCLI(LightningCLI):
 
         table = fn(split)
         model = {c: metrics[f"{split}/{c}"] for c in next(iter(table.values()))}
-        print(beside_baselines_table(f"{split} split: the model beside text-only baselines (no model) on the "
-                                     "same rows", model, table), flush=True)
+        print(beside_baselines_table(f"{split} split: the model beside text-only baselines (no pretrained model; "
+                                     "the shallow learner is fitted on the train rows) on the same rows",
+                                     model, table), flush=True)
         return {f"{split}/baseline/{n}/{c}": v for n, values in table.items() for c, v in values.items()}
 
     def best_checkpoint(self) -> str | None:
