@@ -32,7 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
-from train.lightning.module import split_by_column
+from train.lightning.module import SPLIT_BY, resolve_split_by, split_by_column
 from train.lightning.samplers import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
@@ -78,9 +78,11 @@ class BleurtDataModule(pl.LightningDataModule):
         split_fractions: ``(train, val, test)`` shares of the groups, used for the splits cut
             from ``train_path``.
         split_seed: seed of the group split.
-        split_by: ``group`` (cut by reference group with ``split_fractions``) or ``column``
-            (every row's ``split`` key: ``train``, ``dev``/``val``, ``test``; the SYNTHETIC rows carry
-            the corpus split of :mod:`data.split`).
+        split_by: ``auto`` (default: ``column`` when every row of ``train_path`` carries a ``split``
+            key, ``group`` when none does, an error naming a row without it when only some do;
+            :func:`~train.lightning.module.resolve_split_by`), ``group`` (cut by reference group with
+            ``split_fractions``) or ``column`` (every row's ``split`` key: ``train``, ``dev``/``val``,
+            ``test``; the SYNTHETIC rows carry the corpus split of :mod:`data.split`).
         generate_synthetic: generate the SYNTHETIC default sets when ``train_path`` is missing.
         weights: error weights of the target (default critical 1, non-critical 1/3,
             spelling 1/12: SPEC §4).
@@ -93,7 +95,7 @@ class BleurtDataModule(pl.LightningDataModule):
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
                  test_path: str | None = None,
                  split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), split_seed: int = 0,
-                 split_by: Literal["group", "column"] = "group",
+                 split_by: Literal["auto", "group", "column"] = "auto",
                  generate_synthetic: bool = False, weights: dict[str, float] | None = None,
                  prefer: Literal["counts", "score"] = "counts", backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 16, eval_batch_size: int = 64,
@@ -109,8 +111,8 @@ class BleurtDataModule(pl.LightningDataModule):
                 raise ValueError(f"the {name} split is cut from train_path but its share in "
                                  f"split_fractions is {self.fractions[name]}")
         self.split_seed, self.generate_synthetic = split_seed, generate_synthetic
-        if split_by not in ("group", "column"):
-            raise ValueError(f"split_by={split_by!r}; expected group or column")
+        if split_by not in SPLIT_BY:
+            raise ValueError(f"split_by={split_by!r}; expected one of {list(SPLIT_BY)}")
         self.split_by = split_by
         self.weights, self.prefer = check_weights(weights), prefer
         self.backbone, self.max_length = backbone, max_length
@@ -147,7 +149,7 @@ class BleurtDataModule(pl.LightningDataModule):
                 rank_zero_info(summary.describe())
             read[split] = rows
         cut = ["train", *[s for s in SPLITS[1:] if s not in read]]
-        if len(cut) > 1 and self.split_by == "column":
+        if len(cut) > 1 and resolve_split_by(self.split_by, read["train"], str(self.paths["train"])) == "column":
             sides = split_by_column(read["train"], self.paths["train"])
             read.update({s: sides[s] for s in cut})
         elif len(cut) > 1:
@@ -194,11 +196,19 @@ class BleurtDataModule(pl.LightningDataModule):
 
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """Pearson and Kendall of the text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on
-        the rows of ``split``, for the table beside the model's metrics."""
-        from train.evaluation.baselines import rating_baselines
+        the rows of ``split``, for the table beside the model's metrics, and of the shallow learner
+        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff tokens) fitted on the train rows only."""
+        from train.evaluation.baselines import rating_baselines, shallow_rating_baseline
 
-        rows = self.read_splits()[split]
-        return rating_baselines([p.reference for p in rows], [p.candidate for p in rows], [p.rating for p in rows])
+        splits = self.read_splits()
+        rows = splits[split]
+        refs, cands, target = [p.reference for p in rows], [p.candidate for p in rows], [p.rating for p in rows]
+        out = rating_baselines(refs, cands, target)
+        train = splits.get("train") or []
+        if split != "train" and len(train) >= 2:
+            out.update(shallow_rating_baseline([p.reference for p in train], [p.candidate for p in train],
+                                               [p.rating for p in train], refs, cands, target))
+        return out
 
     def collate(self, items: list[PairItem]) -> dict:
         pad = self.tokenizer.pad_token_id

@@ -77,6 +77,29 @@ def adamw_linear_warmup(module, body: list, head: list) -> dict:
 SIDE_NAMES = {"train": "train", "dev": "val", "val": "val", "test": "test"}
 
 
+SPLIT_BY = ("auto", "column", "group")
+
+
+def resolve_split_by(split_by: str, rows: list, source: str) -> str:
+    """``column`` or ``group`` for a datamodule's ``split_by``: ``auto`` (the default) is ``column``
+    when every row carries a ``split`` key and ``group`` (the seeded random split by reference
+    group) when none does; when only some rows carry one, an error names a row without it (a mix
+    is never split silently). ``column`` and ``group`` are returned as given."""
+    if split_by not in SPLIT_BY:
+        raise ValueError(f"split_by={split_by!r}; expected one of {list(SPLIT_BY)}")
+    if split_by != "auto":
+        return split_by
+    carry = [row.meta.get("split") is not None for row in rows]
+    if rows and all(carry):
+        return "column"
+    if any(carry):
+        missing = next(row for row, c in zip(rows, carry) if not c)
+        raise ValueError(f"{source}: {sum(carry)} of {len(rows)} rows carry a `split` key but row {missing.id!r} "
+                         "does not; split_by 'auto' needs it in every row or in none (or set split_by: "
+                         "column or group)")
+    return "group"
+
+
 def split_by_column(rows: list, source: str) -> dict[str, list]:
     """Rows by the side written in their ``split`` key (``train``, ``dev``/``val``, ``test``), as
     the SYNTHETIC sets carry the corpus split (:mod:`data.split`). A row without a known side is

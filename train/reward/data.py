@@ -34,7 +34,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
-from train.lightning.module import split_by_column
+from train.lightning.module import SPLIT_BY, resolve_split_by, split_by_column
 from train.lightning.samplers import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
@@ -97,10 +97,12 @@ class RewardDataModule(pl.LightningDataModule):
         rows: ER² JSONL file(s) (``reference, candidate, system, subscores, total`` per line).
         val_rows, test_rows: explicit validation/test files; when absent, ``rows`` is split as
             ``split_by`` says.
-        split_by: ``group``: the reference groups of ``rows`` are split at random with
-            ``val_fraction``/``test_fraction`` and ``split_seed``; ``column``: every row's ``split``
-            key decides (``train``, ``dev``/``val``, ``test``; the SYNTHETIC rows carry the corpus
-            split of :mod:`data.split`, so the sample profile never trains on a test report).
+        split_by: ``auto`` (default): ``column`` when every row carries a ``split`` key, ``group``
+            when none does, an error naming a row without it when only some do
+            (:func:`~train.lightning.module.resolve_split_by`); ``group``: the reference groups of
+            ``rows`` are split at random with ``val_fraction``/``test_fraction`` and ``split_seed``;
+            ``column``: every row's ``split`` key decides (``train``, ``dev``/``val``, ``test``; the
+            SYNTHETIC rows carry the corpus split of :mod:`data.split`, so no test report is trained on).
         system: scoring system (built-in name, YAML/JSON path or dict); rows of other systems
             are an error. Linked from the model by the CLI.
         prompt_template, backbone, max_length: as the model's (linked by the CLI).
@@ -117,7 +119,7 @@ class RewardDataModule(pl.LightningDataModule):
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
                  test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
-                 split_seed: int = 0, split_by: Literal["group", "column"] = "group",
+                 split_seed: int = 0, split_by: Literal["auto", "group", "column"] = "auto",
                  system: str | dict = "radcliq",
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
@@ -126,8 +128,8 @@ class RewardDataModule(pl.LightningDataModule):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
-        if split_by not in ("group", "column"):
-            raise ValueError(f"split_by={split_by!r}; expected group or column")
+        if split_by not in SPLIT_BY:
+            raise ValueError(f"split_by={split_by!r}; expected one of {list(SPLIT_BY)}")
         self.split_by = split_by
         self.system: ScoringSystem = load_system(system)
         self.prompt_template = check_template(prompt_template)
@@ -159,7 +161,7 @@ class RewardDataModule(pl.LightningDataModule):
         explicit = {"val": self.val_rows, "test": self.test_rows}
         if all(explicit.values()):
             return {"train": rows, "val": self._read(self.val_rows), "test": self._read(self.test_rows)}
-        if self.split_by == "column":
+        if resolve_split_by(self.split_by, rows, str(self.rows)) == "column":
             out = split_by_column(rows, str(self.rows))
         else:
             parts = split_groups([r.group for r in rows], 0 if self.val_rows else self.val_fraction,
@@ -209,15 +211,31 @@ class RewardDataModule(pl.LightningDataModule):
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """The text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on the pairs of ``split``,
         as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
-        tau-b against the totals of the paired candidates."""
-        from train.evaluation.baselines import pair_baselines, rating_baselines
+        tau-b against the totals of the paired candidates. Beside them the shallow learner
+        (:data:`~train.evaluation.baselines.SHALLOW_NAME`), fitted on the train split's pairs and rows only:
+        its pair accuracy from the logistic pair model, its Kendall from the ridge on the totals."""
+        from train.evaluation.baselines import (pair_baselines, rating_baselines, shallow_pair_baseline,
+                                                shallow_rating_baseline)
+
+        def distinct(pairs):
+            return list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
 
         pairs = self.pairs[split]
-        acc = pair_baselines([p.reference for p in pairs], [p.accepted.candidate for p in pairs],
-                             [p.rejected.candidate for p in pairs])
-        rows = list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
-        corr = rating_baselines([r.reference for r in rows], [r.candidate for r in rows],
-                                [self.system.total_to_internal(r.total) for r in rows])
+        refs, better, worse = ([p.reference for p in pairs], [p.accepted.candidate for p in pairs],
+                               [p.rejected.candidate for p in pairs])
+        acc = pair_baselines(refs, better, worse)
+        rows = distinct(pairs)
+        target = [self.system.total_to_internal(r.total) for r in rows]
+        corr = rating_baselines([r.reference for r in rows], [r.candidate for r in rows], target)
+        train = self.pairs.get("train") or []
+        if split != "train" and train:
+            acc.update(shallow_pair_baseline([p.reference for p in train], [p.accepted.candidate for p in train],
+                                             [p.rejected.candidate for p in train], refs, better, worse))
+            trows = distinct(train)
+            corr.update(shallow_rating_baseline(
+                [r.reference for r in trows], [r.candidate for r in trows],
+                [self.system.total_to_internal(r.total) for r in trows],
+                [r.reference for r in rows], [r.candidate for r in rows], target))
         return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"]} for n in acc}
 
     # --- batches -----------------------------------------------------------------------------------

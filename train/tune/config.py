@@ -6,7 +6,7 @@ Sections and keys (every key optional except ``data.format``, ``data.path`` and 
                 generate_synthetic, significant_only, aggregate, columns, synthetic
     scorer:     ner, encoder, pooling, splitter, penalty, empty_score, batch_size, device
     objective:  correlation (pearson | kendall | spearman), higher_rating_is_better
-    split:      by (group | published), test_fraction, seed
+    split:      by (auto | group | published), test_fraction, seed
     search:     n_trials, sampler_seed, multivariate, n_startup_trials, weight_range,
                 penalty_range, storage, study_name, enqueue
     report:     bootstrap_resamples, confidence, seed
@@ -27,7 +27,7 @@ from train.evaluation.metaeval import CORRELATIONS
 from train.tune.precompute import ScorerSettings
 
 FORMATS = ("rate_eval_task1", "rate_eval_task2", "rexval", "csv")
-SPLIT_MODES = ("group", "published")
+SPLIT_MODES = ("auto", "group", "published")
 TUNE_ROOT = Path("checkpoints") / "tune"
 
 
@@ -59,7 +59,9 @@ class ObjectiveSettings:
 
 @dataclass
 class SplitSettings:
-    by: str = "group"
+    # auto: the pairs' own train/test split (``published``) when every pair carries one, else
+    # ``group``; only some pairs carrying one is an error naming a pair (train.tune.data.split_pairs)
+    by: str = "auto"
     test_fraction: float = 0.2
     seed: int = 0
 

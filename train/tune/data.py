@@ -57,9 +57,23 @@ class Split:
 
 def split_pairs(pairs: list[RatedPair], settings: SplitSettings) -> Split:
     """``group``: :func:`train.evaluation.metaeval.group_split` (seeded, whole groups). ``published``: the
-    RaTE-Eval files' own train/test (``meta["split"]``); groups they share are reported, not moved."""
+    RaTE-Eval files' own train/test (``meta["split"]``); groups they share are reported, not moved.
+    ``auto`` (the default): ``published`` when every pair carries a ``split``, ``group`` when none
+    does; an error naming a pair without it when only some do."""
     groups = [p.group for p in pairs]
-    if settings.by == "group":
+    by = settings.by
+    if by == "auto":
+        carry = [p.meta.get("split") is not None for p in pairs]
+        if pairs and all(carry):
+            by = "published"
+        elif any(carry):
+            missing = next(p for p, c in zip(pairs, carry) if not c)
+            raise ValueError(f"split.by 'auto': {sum(carry)} of {len(pairs)} pairs carry a split but pair "
+                             f"{missing.id!r} does not; it needs one in every pair or in none (or set "
+                             "split.by: group or published)")
+        else:
+            by = "group"
+    if by == "group":
         train, test = group_split(groups, settings.test_fraction, settings.seed)
     else:
         sides = [p.meta.get("split") for p in pairs]
