@@ -59,43 +59,47 @@ def test_resolve_split_by_auto_column_group_and_a_mix():
         resolve_split_by("random", every, "f")
 
 
-def test_reward_rows_default_to_their_split_column(tmp_path):
+def _reward(rows, **kw):
     from train.reward.data import RewardDataModule
 
-    rows = _er2(tmp_path / "rows.jsonl")
-    auto = RewardDataModule(rows=rows).split_rows()
-    assert RewardDataModule(rows=rows).split_by == "auto"
-    column = RewardDataModule(rows=rows, split_by="column").split_rows()
-    assert {k: [r.id for r in v] for k, v in auto.items()} == {k: [r.id for r in v] for k, v in column.items()}
-    assert {r.meta["split"] for r in auto["test"]} == {"test"} and {r.meta["split"] for r in auto["val"]} == {"dev"}
-    group = RewardDataModule(rows=rows, split_by="group").split_rows()  # explicit: the random split still
-    assert {k: [r.id for r in v] for k, v in group.items()} != {k: [r.id for r in v] for k, v in auto.items()}
-    # no split key anywhere: the random group split, as before
-    bare = _er2(tmp_path / "bare.jsonl", split=lambda k: None)
-    got = RewardDataModule(rows=bare).split_rows()
-    want = RewardDataModule(rows=bare, split_by="group").split_rows()
-    assert {k: [r.id for r in v] for k, v in got.items()} == {k: [r.id for r in v] for k, v in want.items()}
-    # some rows only: an error naming one without it
-    mixed = _er2(tmp_path / "mixed.jsonl", split=lambda k: None if k == 7 else SIDES[k % 3])
-    with pytest.raises(ValueError, match="row 'r7-0' does not"):
-        RewardDataModule(rows=mixed).split_rows()
+    return RewardDataModule(rows=rows, **kw).split_rows()
 
 
-def test_bleurt_rows_default_to_their_split_column(tmp_path):
+def _bleurt_splits(rows, **kw):
     from train.bleurt.data import BleurtDataModule
 
-    rows = _bleurt(tmp_path / "rows.jsonl")
-    auto = BleurtDataModule(train_path=rows).read_splits()
-    column = BleurtDataModule(train_path=rows, split_by="column").read_splits()
-    assert {k: [r.id for r in v] for k, v in auto.items()} == {k: [r.id for r in v] for k, v in column.items()}
-    assert {r.meta["split"] for r in auto["test"]} == {"test"}
-    bare = _bleurt(tmp_path / "bare.jsonl", split=lambda k: None)
-    got = BleurtDataModule(train_path=bare).read_splits()
-    want = BleurtDataModule(train_path=bare, split_by="group").read_splits()
-    assert {k: [r.id for r in v] for k, v in got.items()} == {k: [r.id for r in v] for k, v in want.items()}
-    mixed = _bleurt(tmp_path / "mixed.jsonl", split=lambda k: None if k == 4 else SIDES[k % 3])
-    with pytest.raises(ValueError, match="row 'b4-0' does not"):
-        BleurtDataModule(train_path=mixed).read_splits()
+    return BleurtDataModule(train_path=rows, **kw).read_splits()
+
+
+def _ids(splits):
+    return {k: [r.id for r in v] for k, v in splits.items()}
+
+
+@pytest.mark.parametrize("write, read, missing", [(_er2, _reward, "r7-0"), (_bleurt, _bleurt_splits, "b7-0")],
+                         ids=["reward", "bleurt"])
+def test_rows_default_to_their_split_column(tmp_path, write, read, missing):
+    rows = write(tmp_path / "rows.jsonl")
+    auto = read(rows)
+    assert _ids(auto) == _ids(read(rows, split_by="column"))
+    assert {r.meta["split"] for r in auto["test"]} == {"test"} and {r.meta["split"] for r in auto["val"]} == {"dev"}
+    assert _ids(read(rows, split_by="group")) != _ids(auto)  # explicit: the random split still
+    # no split key anywhere: the random group split, as before
+    bare = write(tmp_path / "bare.jsonl", split=lambda k: None)
+    assert _ids(read(bare)) == _ids(read(bare, split_by="group"))
+    # some rows only: an error naming one without it
+    mixed = write(tmp_path / "mixed.jsonl", split=lambda k: None if k == 7 else SIDES[k % 3])
+    with pytest.raises(ValueError, match=f"row '{missing}' does not"):
+        read(mixed)
+
+
+def test_the_datamodules_default_is_auto():
+    import inspect
+
+    from train.bleurt.data import BleurtDataModule
+    from train.reward.data import RewardDataModule
+
+    for cls in (RewardDataModule, BleurtDataModule):
+        assert inspect.signature(cls).parameters["split_by"].default == "auto"
 
 
 def test_tune_pairs_default_to_their_published_split():
