@@ -150,7 +150,8 @@ def build(facts: dict, layers: int, width: dict):
     arch = architecture(real, facts["cfg"])
     from dataclasses import replace
 
-    attn = getattr(config, "_attn_implementation", None) or arch.attention
+    built = model.base.config if facts["kind"] == "reward" else model.config  # the model's own (copied) config
+    attn = getattr(built, "_attn_implementation", None) or arch.attention
     arch = replace(arch, hidden=dims["hidden"], layers=layers, heads=dims["heads"], intermediate=dims["intermediate"],
                    vocab=dims["vocab"], kv_heads=dims["kv_heads"], position_buckets=dims["position_buckets"],
                    attention="sdpa" if attn == "sdpa" else "eager")

@@ -451,15 +451,17 @@ def _lora_params(real: Real, r: int, targets: list[str], n_outputs: int) -> int:
 def architecture(real: Real, cfg: dict | None = None):
     """The memory estimate's :class:`~train.lightning.memory.Architecture` of a real model: its
     family by config class (Llama-style decoders: gated SiLU MLP, RMSNorm, SDPA, no dropout;
-    DeBERTa-v2: eager disentangled attention; the BERT-style rest: SDPA except RemBERT/BLEURT, which
-    transformers runs eagerly) and the task head the config trains."""
+    DeBERTa-v2: eager disentangled attention; the BERT-style rest, BLEURT included: SDPA) and the task head the config trains."""
     from train.lightning.memory import Architecture
 
     cfg = cfg or {}
     class_path = str((cfg.get("model") or {}).get("class_path", ""))
     family = {"LlamaConfig": "llama", "Qwen2Config": "llama", "GemmaConfig": "llama",
               "DebertaV2Config": "deberta-v2"}.get(real.config_class, "bert")
-    attention = "eager" if family == "deberta-v2" or real.config_class == "BleurtConfig" else "sdpa"
+    # transformers runs DeBERTa-v2 eagerly (no SDPA path); BERT, Llama-style decoders and BLEURT
+    # (train.bleurt.convert.hf_config: a BertConfig where the embedding size equals the hidden size,
+    # as the table records for BLEURT-20-D12) default to SDPA
+    attention = "eager" if family == "deberta-v2" else "sdpa"
     reward = "reward" in class_path
     head = "token" if ("ner" in class_path or real.num_labels) else "sequence"
     labels = 6 if reward else (real.num_labels or (11 if head == "token" else 1))
