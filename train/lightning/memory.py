@@ -9,7 +9,8 @@ Model state (PyTorch / Lightning / AdamW):
 
 - ``weights``: every parameter at the dtype the backbone is loaded in (``model.dtype`` when the
   config sets one, e.g. bf16 for the 7-8B reward backbones; else fp32: Lightning's ``*-mixed``
-  precisions keep fp32 weights and autocast the operations);
+  precisions keep fp32 weights and autocast the operations); LoRA adapters in fp32 (peft's
+  ``autocast_adapter_dtype``), so their gradients and AdamW moments are fp32 too;
 - ``autocast_weight_copies``: under ``*-mixed`` with fp32 weights, autocast casts each matmul
   weight to 16-bit and keeps the copy for the whole forward (``torch.autocast``'s weight cast cache)
   and backward (the linear saves it): 2 bytes per linear parameter (``linear_params``: the layers'
@@ -241,7 +242,8 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     per_layer = sum(layer.values())
     # peft keeps LoRA adapters in fp32 whatever the base dtype (autocast_adapter_dtype=True)
     trainable_b = 4 if frozen else weight_b
-    parts = {"weights": params_total * weight_b,
+    parts = {"weights": (params_total - params_trainable) * weight_b + params_trainable * trainable_b if frozen
+             else params_total * weight_b,
              "autocast_weight_copies": 2 * (params_trainable if frozen else linear_params(arch)) if mixed else 0,
              "master_weights": 0,
              "gradients": params_trainable * trainable_b,
