@@ -303,6 +303,8 @@ def render(r: dict) -> str:
         lines.append(f"  {k:<26}{mb(e[k])}")
     lines.append(f"{'activations saved':<28}{mb(r['activations_saved_estimate'])}{mb(m['activations_saved']):>14}"
                  f"{r['ratio']['activations_saved']:8.3f}")
+    if r["gradient_checkpointing"]:
+        lines.append("  (saved count: layer inputs and head; checkpoint_recompute happens in the backward pass, not in it)")
     if "peak_allocated" in m:
         lines.append(f"{'peak allocated (total)':<28}{mb(r['estimate_gib'] * GIB)}{mb(m['peak_allocated']):>14}"
                      f"{r['ratio']['peak_allocated']:8.3f}")
