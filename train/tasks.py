@@ -85,6 +85,9 @@ OTHER_COMMANDS: dict[str, Command] = {c.name: c for c in (
             "the main job end to end on SYNTHETIC data"),
     Command("rehearse", "train.rehearsal.rehearse:main", "[--only GLOB] [--fast] [--no-ddp]",
             "every paper config on same-family stand-ins"),
+    Command("memory-probe", "train.lightning.memory_probe:main",
+            "--config X [--steps N] [--batch-size B] [--max-length L] [--layers K] [--out JSON]",
+            "measured training memory beside the estimate, term by term"),
 )}
 
 COMMANDS: dict[str, Command] = {**TRAINING_TASKS, **OTHER_COMMANDS}

@@ -1,23 +1,87 @@
-"""GPU memory a training config needs, estimated from the real model's architecture.
+"""GPU memory a training config needs, as a sum of named terms, each from the real model's architecture.
 
-The estimate is the sum of four parts, each at the config's precision, batch size and sequence
-length (``estimate_training_memory``):
+``estimate_training_memory`` returns bytes per term at the config's precision, batch size ``b`` and
+sequence length ``s`` (hidden ``h``, ``a`` heads, ``L`` layers, intermediate ``f``, vocabulary ``V``).
+No term carries a per-model factor: each counts tensors that exist, and its comment below names
+where the count comes from.
 
-- weights: every parameter, at the dtype the backbone is loaded in (``model.dtype`` when the
-  config sets one, e.g. bf16 for the 7-8B reward backbones; else fp32: Lightning's mixed
-  precision keeps fp32 weights);
-- gradients: the trainable parameters, at the weight dtype;
-- optimizer state: AdamW's two moments of the trainable parameters, in fp32 (8 bytes each);
-- activations: per layer, ``s·b·h·(34 + 5·a·s/h)`` bytes in 16-bit (Korthikanti et al. 2022,
-  "Reducing Activation Recomputation in Large Transformer Models", eq. 2, no tensor/sequence
-  parallelism), doubled in fp32; with gradient checkpointing only each layer's input is kept
-  (``2·s·b·h`` bytes per layer at 16-bit) plus one layer's full activations for the recomputation.
-  No task here has a vocabulary-sized output (token classification, sequence regression, reward
-  heads), so no logits term.
+Model state (PyTorch / Lightning / AdamW):
 
-Activations are counted at the config's ``max_length`` (the worst case: batches are padded to
-their longest row, and most NER sentences are far shorter). It ignores the CUDA context (~0.5 GiB),
-allocator fragmentation and temporary buffers. The formula is a planning figure, not a measurement.
+- ``weights``: every parameter at the dtype the backbone is loaded in (``model.dtype`` when the
+  config sets one, e.g. bf16 for the 7-8B reward backbones; else fp32: Lightning's ``*-mixed``
+  precisions keep fp32 weights and autocast the operations); LoRA adapters in fp32 (peft's
+  ``autocast_adapter_dtype``), so their gradients and AdamW moments are fp32 too;
+- ``autocast_weight_copies``: under ``*-mixed`` with fp32 weights, autocast casts each matmul
+  weight to 16-bit and keeps the copy for the whole forward (``torch.autocast``'s weight cast cache)
+  and backward (the linear saves it): 2 bytes per linear parameter (``linear_params``: the layers'
+  projections and the head; embeddings and norms are not cast);
+- ``master_weights``: an fp32 copy of 16-bit trainable weights where a precision keeps one
+  (``16-mixed`` with a 16-bit loaded model is not a Lightning mode, so 0 for every mode here; the
+  term is listed so that a future ``bf16-true`` + fp32 master-weight optimizer has a place);
+- ``gradients``: the trainable parameters, at the weight dtype (``param.grad`` has the param's dtype);
+- ``optimizer``: AdamW's ``exp_avg`` and ``exp_avg_sq`` per trainable parameter, at the parameter
+  dtype (``torch.optim.AdamW`` allocates them ``zeros_like(param)``): 8 bytes each for fp32 weights.
+
+Activations kept for the backward pass, per layer, counted from what each autograd op saves in
+the transformers modelling code (BERT/RemBERT ``BertLayer``, DeBERTa-v2 ``DisentangledSelfAttention``,
+Llama ``LlamaDecoderLayer``) — the same bookkeeping as Korthikanti et al. 2022 ("Reducing Activation
+Recomputation in Large Transformer Models", §4.1, ``s·b·h·(34 + 5·a·s/h)`` bytes at 16-bit for
+BERT/GPT layers with f = 4h), which this model reproduces for that case, generalised to the
+intermediate size, gated MLPs, RMSNorm, grouped KV heads, SDPA, relative positions, frozen (LoRA)
+linears and mixed precision. ``e`` is the bytes of a 16/32-bit activation (2 under ``*-mixed`` /
+16-bit weights, else 4), ``r`` the residual stream's bytes (fp32 under ``*-mixed`` with fp32
+weights: the residual add promotes bf16 + fp32 to fp32), ``m`` a dropout mask's bytes (1 on CUDA:
+``native_dropout`` keeps a bool mask; on the CPU ``at::dropout`` multiplies by a noise tensor of the
+input's dtype, so ``e`` or ``r``):
+
+- ``attention_block``: the QKV projections' input (``e·sbh``; one storage for the three; under
+  ``*-mixed`` with fp32 weights the norm output is fp32 — autocast runs ``layer_norm`` in fp32, and
+  Llama's RMSNorm multiplies fp32 tensors — so each of Q, K, V saves its own 16-bit cast, and the
+  gated MLP's gate and up projections likewise), Q and K for
+  ``QKᵀ``, V for ``PV`` (grouped KV heads: eager attention saves the ``repeat_kv`` copies, ``sbh``
+  each; SDPA saves K and V unrepeated, ``sbh·kv/a``), the output projection's input (``e·sbh``) and,
+  for SDPA, its log-sum-exp (``4·b·a·s``);
+- ``attention_scores``: where the implementation materialises ``s×s`` scores (eager attention; SDPA's
+  math fallback, which the CPU uses when attention dropout is on): the softmax output
+  (``4`` bytes under CUDA autocast, which runs softmax in fp32; Llama's eager attention always runs
+  softmax in fp32 and saves the 16-bit cast for ``PV`` too), the dropout mask and the dropped
+  probabilities (``e``) per head, ``b·a·s²`` elements each (the CPU math SDPA upcasts 16-bit Q, K, V
+  and computes these in fp32); flash / memory-efficient SDPA keeps none;
+- ``relative_positions`` (DeBERTa-v2/v3, ``disentangled_attention_bias``): over ``2k`` relative
+  positions (``k`` = ``position_buckets``, 256 for v3): the c2p and p2c scores before their
+  ``gather`` (``torch.gather``'s backward takes its input, so autograd saves the ``b·a × s × 2k``
+  ``bmm`` outputs, ``e`` bytes each — with 2k = s = 512 two more s×s tensors per layer), the position keys and queries
+  (``share_att_key``: ``key_proj``/``query_proj`` of the relative embeddings, repeated per batch row,
+  ``e·b·2k·h`` each) saved by the c2p/p2c ``bmm``, the content key saved again by p2c (the ``QKᵀ``
+  one is ``K/scale``, a new tensor), the c2p/p2c ``gather`` indices (``8·s²`` each, expanded views),
+  the boolean attention mask of ``masked_fill`` (``b·s²``) and the dropped relative embeddings
+  (``2k·h``, value and mask);
+- ``mlp``: the up projection's input (``e·sbh``), the activation's input and the down projection's
+  input (``e·sbf`` each; gated SiLU MLP: gate output, SiLU output, up output and their product,
+  ``4·e·sbf``);
+- ``layer_norms``: LayerNorm keeps its input (``r·sbh``) and mean/rstd (``8·b·s``), two per layer;
+  Llama's RMSNorm keeps its fp32 input (``4·sbh``), the normalised ``r·sbh`` and rstd (``4·b·s``);
+- ``dropout_masks``: the hidden dropout masks after attention and after the MLP (``m·sbh`` each);
+- ``embeddings`` / ``head``: the embedding LayerNorm and dropout (BERT, DeBERTa), the task head's
+  input and the final norm (Llama), the loss's log-softmax over the labels;
+- ``logits``: a vocabulary-sized output (language-model head): ``b·s·V`` logits and their fp32
+  log-softmax. No task here has one (token classification, sequence regression, reward heads), so 0
+  unless ``Architecture.lm_head``; the vocabulary still counts in ``weights``/``gradients``.
+
+With LoRA (frozen base, ``lora_targets``) a frozen linear saves no input (its input gradient needs
+only the weight): only the targeted projections keep the LoRA branch's dropped input, its mask and
+``A x`` (rank ``r``), and the MLP keeps only what the activation and the gating product need.
+
+Gradient checkpointing (transformers' ``GradientCheckpointingLayer``, non-reentrant): each layer
+keeps its input (``checkpointed_layer_inputs``, ``r·sbh`` per layer; DeBERTa's layers also take the
+``b×1×s×s`` int64 attention mask) and the backward pass
+recomputes one layer at a time (``checkpoint_recompute``: one layer's activation terms).
+
+Activations are counted at the config's ``max_length`` (the worst case). The estimate ignores the
+CUDA context (~0.5 GiB), allocator fragmentation, and backward-pass temporaries (gradients of the
+``s×s`` scores, the scatter of a ``gather``'s gradient): a measured peak (``max_memory_allocated``)
+includes those, the saved-for-backward count does not. ``python -m train memory-probe`` measures
+both beside this estimate.
 """
 
 from __future__ import annotations
@@ -26,15 +90,39 @@ from dataclasses import dataclass
 
 GIB = 1024 ** 3
 DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
+ACTIVATION_TERMS = ("attention_block", "attention_scores", "relative_positions", "mlp", "layer_norms",
+                    "dropout_masks", "embeddings", "head", "logits", "checkpointed_layer_inputs",
+                    "checkpoint_recompute")
 
 
 @dataclass(frozen=True)
 class Architecture:
-    """What the activation estimate needs of a transformer: hidden size, layers, attention heads."""
+    """What the estimate needs of a transformer. Defaults: a BERT-style encoder layer with f = 4h,
+    LayerNorm, GELU, dropout, eager attention (the Korthikanti et al. setting)."""
 
     hidden: int
     layers: int
     heads: int
+    intermediate: int | None = None  # f; None: 4·hidden
+    kv_heads: int | None = None  # grouped-query attention; None: heads
+    family: str = "bert"  # bert (BERT, RemBERT/BLEURT, RoBERTa, MPNet-like) | deberta-v2 | llama
+    attention: str = "eager"  # eager | sdpa
+    vocab: int = 0
+    position_buckets: int = 0  # DeBERTa-v2/v3 relative positions (k); 0: max_relative_positions
+    max_relative_positions: int = 512
+    hidden_dropout: bool = True  # dropout on the hidden states (BERT/DeBERTa 0.1; Llama none)
+    attention_dropout: bool = True  # dropout on the attention probabilities
+    num_labels: int = 1  # the task head's outputs
+    head: str = "token"  # token (a label per token) | sequence (one output per row)
+    lm_head: bool = False  # a vocabulary-sized output
+
+    @property
+    def f(self) -> int:
+        return self.intermediate or 4 * self.hidden
+
+    @property
+    def kv(self) -> int:
+        return self.kv_heads or self.heads
 
 
 def precision_bytes(trainer_precision: str | None, model_dtype: str | None) -> tuple[int, int]:
@@ -45,21 +133,140 @@ def precision_bytes(trainer_precision: str | None, model_dtype: str | None) -> t
     return weight, activation
 
 
+def linear_params(arch: Architecture) -> int:
+    """Parameters of the matmuls autocast casts (the layers' linears and the task head; embeddings
+    and norms are not cast): Q, O (h²), K, V (h²·kv/a), the MLP's 2 (gated: 3) h×f matrices, and
+    biases where the family has them."""
+    h, f = arch.hidden, arch.f
+    gated = arch.family == "llama"
+    per_layer = (2 + 2 * arch.kv / arch.heads) * h * h + (3 if gated else 2) * h * f
+    if not gated:
+        per_layer += 4 * h + f + h  # biases of Q, K, V, O, fc1, fc2
+    return int(per_layer * arch.layers + (h + 1) * arch.num_labels)
+
+
+def _layer_terms(arch: Architecture, b: int, s: int, e: int, r: int, m_h: int, m_a: int, device: str,
+                 mixed: bool, lora_targets: tuple[str, ...], lora_rank: int) -> dict[str, float]:
+    """Bytes one layer keeps for the backward pass, by term (see the module doc)."""
+    h, a, f, kv = arch.hidden, arch.heads, arch.f, arch.kv
+    sbh, sbf, s2ab = s * b * h, s * b * f, s * s * a * b
+    frozen = bool(lora_targets)
+    dh, da = arch.hidden_dropout, arch.attention_dropout
+    lora = lambda name: (e * sbh + (m_h if dh or frozen else 0) * sbh + e * s * b * lora_rank) \
+        if name in lora_targets else 0  # peft's lora_dropout(x) (+ mask) and A·x
+    t = {}
+    # QKV input (one storage; saved by trainable linears only), Q, K, V, output projection input
+    # under *-mixed the norm output feeding Q, K, V is fp32 (autocast runs layer_norm in fp32; Llama's
+    # RMSNorm multiplies fp32 tensors) and each projection saves its own 16-bit cast of it
+    casts = 3 if (mixed and e != r) else 1
+    qkv_in = 0 if frozen else casts * e * sbh
+    qkv_in += lora("q_proj") + lora("v_proj") + lora("k_proj")
+    math_fallback = arch.attention == "sdpa" and device == "cpu" and da  # CPU SDPA with dropout: math path
+    if arch.attention == "eager" or math_fallback:
+        kv_saved = 2 * e * sbh  # repeat_kv copies (eager) or the separate K, V projections (BERT)
+        lse = 0
+    else:
+        kv_saved = 2 * e * sbh * kv // a  # SDPA takes K, V unrepeated (enable_gqa)
+        lse = 4 * b * a * s  # flash / efficient attention's log-sum-exp, fp32
+    o_in = (0 if frozen else e * sbh) + lora("o_proj")
+    q_saved = e * sbh
+    if math_fallback and e != 4:  # the CPU math SDPA upcasts 16-bit Q, K, V to fp32 (and computes in fp32)
+        q_saved, kv_saved = 4 * sbh, 8 * sbh
+    t["attention_block"] = qkv_in + q_saved + kv_saved + o_in + lse
+    if arch.family == "llama" and arch.attention == "eager":
+        # eager_attention_forward: softmax(dtype=float32), then .to(query.dtype) for P·V
+        t["attention_scores"] = s2ab * (4 + (e if e != 4 else 0) + ((m_a + e) if da else 0))
+    elif math_fallback:  # fp32 softmax output, dropout mask (its dtype on the CPU), dropped probabilities
+        t["attention_scores"] = s2ab * 4 * 3
+    elif arch.attention == "eager":
+        softmax_b = 4 if (mixed and device == "cuda") else e  # CUDA autocast: softmax in fp32
+        t["attention_scores"] = s2ab * (softmax_b + ((m_a + e) if da else 0))
+    else:
+        t["attention_scores"] = 0
+    if arch.family == "deberta-v2":
+        k = arch.position_buckets or arch.max_relative_positions
+        rel = 2 * k
+        t["relative_positions"] = (2 * e * b * a * s * rel  # c2p/p2c scores before the gather (gather saves its input)
+                                   + 2 * e * b * rel * h  # pos_key_layer, pos_query_layer (repeated per row)
+                                   + e * sbh  # key_layer saved by the p2c bmm (QKᵀ saves K/scale)
+                                   + 2 * 8 * s * s  # c2p/p2c gather indices (int64, expanded views)
+                                   + b * s * s  # masked_fill's boolean mask
+                                   + (e + m_h) * rel * h)  # pos_dropout(rel_embeddings) and its mask
+    else:
+        t["relative_positions"] = 0
+    if arch.family == "llama":  # gated SiLU: gate out, silu out, up out, product; gate and up cast the input
+        mlp = (3 if frozen else 4) * e * sbf + (0 if frozen else (2 if casts > 1 else 1) * e * sbh)
+    else:  # fc1 input, activation input, fc2 input
+        mlp = (1 if frozen else 2) * e * sbf + (0 if frozen else e * sbh)
+    t["mlp"] = mlp + lora("gate_proj") + lora("up_proj") + lora("down_proj")
+    if arch.family == "llama":  # RMSNorm: fp32 input and rstd; the normalised input (residual dtype) if the weight trains
+        t["layer_norms"] = 2 * (4 * sbh + 4 * b * s + (0 if frozen else r * sbh))
+    else:  # LayerNorm: input, mean, rstd
+        t["layer_norms"] = 2 * (r * sbh + 8 * b * s)
+    t["dropout_masks"] = 2 * m_a * sbh if dh else 0  # they drop the 16-bit dense outputs (CPU mask: that dtype)
+    return t
+
+
 def estimate_training_memory(params_total: int, params_trainable: int, arch: Architecture, batch_size: int,
                              seq_len: int, trainer_precision: str | None = "32-true", model_dtype: str | None = None,
-                             gradient_checkpointing: bool = False) -> dict:
-    """Bytes per part and the total in GiB (see the module doc for the formula)."""
-    weight_b, act_b = precision_bytes(trainer_precision, model_dtype)
-    s, b, h, a, L = seq_len, batch_size, arch.hidden, arch.heads, arch.layers
-    per_layer_16 = s * b * h * (34 + 5 * a * s / h)
-    scale = act_b / 2
+                             gradient_checkpointing: bool = False, device: str = "cuda",
+                             lora_targets: tuple[str, ...] | list[str] = (), lora_rank: int = 0) -> dict:
+    """Bytes per named term and the total in GiB (see the module doc for each term's source).
+    ``device``: cuda (the GPU figure) or cpu (what the CPU keeps: dropout masks at the input dtype,
+    SDPA's math fallback with dropout)."""
+    weight_b, e = precision_bytes(trainer_precision, model_dtype)
+    precision = str(trainer_precision or "32-true")
+    mixed = precision.endswith("-mixed") and weight_b == 4
+    r = 4 if mixed else e  # the residual stream stays fp32 under autocast with fp32 weights
+    m_h = 1 if device == "cuda" else r  # hidden dropout acts on the residual-stream dtype (CPU: noise tensor)
+    m_a = 1 if device == "cuda" else e  # attention dropout acts on the probabilities (CPU: their dtype)
+    s, b, h, L = seq_len, batch_size, arch.hidden, arch.layers
+    lora_targets = tuple(lora_targets or ())
+    frozen = bool(lora_targets)
+    layer = _layer_terms(arch, b, s, e, r, m_h, m_a, device, mixed, lora_targets, lora_rank)
+    sbh = s * b * h
+    # embeddings: BERT/DeBERTa sum -> LayerNorm (input, stats) -> dropout (mask); Llama: the lookup only
+    embeddings = 0 if arch.family == "llama" else r * sbh + 8 * b * s + (m_h * sbh if arch.hidden_dropout else 0)
+    # the embedding lookups keep their int64 ids: the input ids (b·s) and, for BERT, the position and
+    # token-type id buffers (one row of max_position_embeddings = 512, expanded over the batch)
+    embeddings += 8 * b * s + (2 * 8 * 512 if arch.family == "bert" else 0)
+    rows = b * s if arch.head == "token" else b
+    if arch.family == "llama":  # final RMSNorm (fp32 input, rstd, normalised), the score head's input
+        head = 4 * sbh + 4 * b * s + (0 if frozen else r * sbh) + e * sbh
+    else:  # dropout mask + classifier input (token head) / pooler (sequence head: one position)
+        head = ((m_h + e) * sbh if arch.head == "token" else (m_h + 2 * e) * b * h) if arch.hidden_dropout \
+            else e * (sbh if arch.head == "token" else b * h)
+    head += 4 * rows * arch.num_labels  # the loss's fp32 log-softmax / regression output
+    head += 8 * rows if arch.head == "token" else 0  # cross-entropy's int64 targets
+    logits = b * s * arch.vocab * (e + 4) if arch.lm_head else 0  # logits + fp32 log-softmax
+    per_layer = sum(layer.values())
+    # peft keeps LoRA adapters in fp32 whatever the base dtype (autocast_adapter_dtype=True)
+    trainable_b = 4 if frozen else weight_b
+    parts = {"weights": (params_total - params_trainable) * weight_b + params_trainable * trainable_b if frozen
+             else params_total * weight_b,
+             "autocast_weight_copies": 2 * (params_trainable if frozen else linear_params(arch)) if mixed else 0,
+             "master_weights": 0,
+             "gradients": params_trainable * trainable_b,
+             "optimizer": params_trainable * 2 * trainable_b}
     if gradient_checkpointing:
-        activations = (2 * s * b * h * L + per_layer_16) * scale
+        parts.update({k: 0 for k in layer})
+        parts.update(embeddings=embeddings, head=head, logits=logits,
+                     # each layer's input; DeBERTa's layers also take the b×1×s×s int64 attention mask
+                     # (get_attention_mask's outer product of the input mask), which the checkpoint keeps
+                     checkpointed_layer_inputs=r * sbh * L + (8 * b * s * s if arch.family == "deberta-v2" else 0),
+                     checkpoint_recompute=per_layer)
     else:
-        activations = per_layer_16 * L * scale
-    parts = {"weights": params_total * weight_b, "gradients": params_trainable * weight_b,
-             "optimizer": params_trainable * 8, "activations": activations}
-    return {"bytes": {k: int(v) for k, v in parts.items()},
-            "gib": round(sum(parts.values()) / GIB, 1),
-            "assumptions": {"weight_bytes": weight_b, "activation_bytes": act_b, "batch_size": b, "seq_len": s,
-                            "gradient_checkpointing": gradient_checkpointing}}
+        parts.update({k: v * L for k, v in layer.items()})
+        parts.update(embeddings=embeddings, head=head, logits=logits,
+                     checkpointed_layer_inputs=0, checkpoint_recompute=0)
+    if frozen:  # a frozen embedding's output needs no gradient: only LoRA's own tensors
+        parts["embeddings"] = 0 if arch.family == "llama" else parts["embeddings"]
+    out_bytes = {k: int(v) for k, v in parts.items()}
+    out_bytes["activations"] = sum(out_bytes[k] for k in ACTIVATION_TERMS)
+    return {"bytes": out_bytes,
+            "gib": round((sum(out_bytes.values()) - out_bytes["activations"]) / GIB, 1),
+            "assumptions": {"weight_bytes": weight_b, "activation_bytes": e, "residual_bytes": r,
+                            "dropout_mask_bytes": m_h, "batch_size": b, "seq_len": s, "device": device,
+                            "family": arch.family, "attention": arch.attention,
+                            "gradient_checkpointing": gradient_checkpointing, "lora_targets": list(lora_targets),
+                            "activations_per_layer": int(per_layer)}}

@@ -45,6 +45,9 @@ class Real:
     kv_heads: int | None = None
     num_labels: int | None = None  # a token classifier with its own label set (Medical-NER)
     max_length: int = 512  # positions the real model was trained for (its config.json)
+    intermediate: int | None = None  # the MLP's size (config.json intermediate_size); None: 4·hidden
+    vocab: int = 0  # vocab_size (config.json); 0: not recorded
+    position_buckets: int = 0  # DeBERTa-v2/v3 relative-position buckets (config.json)
     source: str = "the Hub repository's config.json, tokenizer_config.json and model card"
 
 
@@ -56,9 +59,11 @@ class Real:
 
 
 REAL = {
-    "microsoft/deberta-v3-base": Real("DebertaV2Config", "DebertaV2Model", "sp-unigram", "[PAD]", 184_000_000, 768, 12, 12, tokenizer_class="DebertaV2Tokenizer"),
+    "microsoft/deberta-v3-base": Real("DebertaV2Config", "DebertaV2Model", "sp-unigram", "[PAD]", 184_000_000, 768, 12, 12, tokenizer_class="DebertaV2Tokenizer",
+                                       intermediate=3072, vocab=128_100, position_buckets=256),
     "blaze999/Medical-NER": Real("DebertaV2Config", "DebertaV2ForTokenClassification", "sp-unigram", "[PAD]",
-                                 184_000_000, 768, 12, 12, num_labels=41, tokenizer_class="DebertaV2Tokenizer"),
+                                 184_000_000, 768, 12, 12, num_labels=41, tokenizer_class="DebertaV2Tokenizer",
+                                 intermediate=3072, vocab=128_100, position_buckets=256),
     "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
                                                                           110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
     "bionlp/bluebert_pubmed_mimic_uncased_L-12_H-768_A-12": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
@@ -68,7 +73,8 @@ REAL = {
     "ncbi/MedCPT-Query-Encoder": Real("BertConfig", "BertModel", "wordpiece", "[PAD]", 110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
     "FremyCompany/BioLORD-2023-C": Real("MPNetConfig", "MPNetModel", "mpnet-wordpiece", "<pad>", 110_000_000, 768, 12, 12, tokenizer_class="MPNetTokenizer"),
     "meta-llama/Meta-Llama-3-8B": Real("LlamaConfig", "LlamaForCausalLM", "byte-bpe-llama3", None,
-                                       8_030_000_000, 4096, 32, 32, kv_heads=8, max_length=8192),
+                                       8_030_000_000, 4096, 32, 32, kv_heads=8, max_length=8192,
+                                       intermediate=14_336, vocab=128_256),
     "lmsys/vicuna-7b-v1.5": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096),
     "epfl-llm/meditron-7b": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096),
     "google/gemma-7b": Real("GemmaConfig", "GemmaForCausalLM", "sp-bpe-gemma", "<pad>", 8_540_000_000, 3072, 28, 16, tokenizer_class="GemmaTokenizer", max_length=8192),
@@ -83,7 +89,8 @@ REAL = {
 # BLEURT-20-D12 (bleurt-pytorch layout: config.json with model_type "bleurt", weights named
 # bleurt.*, spm.model); train.bleurt.convert turns it into RemBertForSequenceClassification
 BLEURT = {"lucadiliello/BLEURT-20-D12": Real("BleurtConfig", "BleurtForSequenceClassification", "sp-unigram", "[PAD]",
-                                             167_000_000, 768, 12, 12, tokenizer_class="BleurtSPTokenizer")}
+                                             167_000_000, 768, 12, 12, tokenizer_class="BleurtSPTokenizer",
+                                             intermediate=3072, vocab=119_547)}
 DATASETS = {"Angelakeke/RaTE-NER", "Angelakeke/RaTE-EVAL"}
 # CXR-BERT and BioViL-T ship their own modelling code (CXRBertConfig/CXRBertModel, loaded with
 # trust_remote_code=True): their stand-ins ship a tiny code file of ours with the same auto_map
@@ -441,10 +448,33 @@ def _lora_params(real: Real, r: int, targets: list[str], n_outputs: int) -> int:
     return per_layer * real.layers + n_outputs * real.hidden
 
 
+def architecture(real: Real, cfg: dict | None = None):
+    """The memory estimate's :class:`~train.lightning.memory.Architecture` of a real model: its
+    family by config class (Llama-style decoders: gated SiLU MLP, RMSNorm, SDPA, no dropout;
+    DeBERTa-v2: eager disentangled attention; the BERT-style rest, BLEURT included: SDPA) and the task head the config trains."""
+    from train.lightning.memory import Architecture
+
+    cfg = cfg or {}
+    class_path = str((cfg.get("model") or {}).get("class_path", ""))
+    family = {"LlamaConfig": "llama", "Qwen2Config": "llama", "GemmaConfig": "llama",
+              "DebertaV2Config": "deberta-v2"}.get(real.config_class, "bert")
+    # transformers runs DeBERTa-v2 eagerly (no SDPA path); BERT, Llama-style decoders and BLEURT
+    # (train.bleurt.convert.hf_config: a BertConfig where the embedding size equals the hidden size,
+    # as the table records for BLEURT-20-D12) default to SDPA
+    attention = "eager" if family == "deberta-v2" else "sdpa"
+    reward = "reward" in class_path
+    head = "token" if ("ner" in class_path or real.num_labels) else "sequence"
+    labels = 6 if reward else (real.num_labels or (11 if head == "token" else 1))
+    return Architecture(real.hidden, real.layers, real.heads, intermediate=real.intermediate, kv_heads=real.kv_heads,
+                        family=family, attention=attention, vocab=real.vocab, position_buckets=real.position_buckets,
+                        hidden_dropout=family != "llama" and not reward, attention_dropout=family != "llama" and not reward,
+                        num_labels=labels, head=head)
+
+
 def describe_config(path: Path) -> dict:
     """What the report says of a config's real model: classes, tokenizer, pad token at load,
     parameter counts and the GPU memory estimate (empty fields when it names no known model)."""
-    from train.lightning.memory import Architecture, estimate_training_memory
+    from train.lightning.memory import estimate_training_memory
 
     from train.lightning.configs import load_config
 
@@ -472,10 +502,12 @@ def describe_config(path: Path) -> dict:
     if "model" in cfg:
         # a reward batch of B pairs holds up to 2B prompts (accepted and rejected; shared ones count once)
         per_row = 2 if "reward" in str((cfg.get("model") or {}).get("class_path", "")) else 1
-        memory = estimate_training_memory(real.params, trainable, Architecture(real.hidden, real.layers, real.heads),
+        memory = estimate_training_memory(real.params, trainable, architecture(real, cfg),
                                           per_row * int(data.get("batch_size") or 1),
                                           int(args.get("max_length") or data.get("max_length") or 512),
                                           trainer.get("precision"), args.get("dtype"),
-                                          bool(args.get("gradient_checkpointing")))
+                                          bool(args.get("gradient_checkpointing")),
+                                          lora_targets=tuple(args.get("lora_target_modules") or ()) if args.get("lora_r") else (),
+                                          lora_rank=int(args.get("lora_r") or 0))
         out.update(gpu_memory_estimate_gib=memory["gib"], memory=memory)
     return out

@@ -1,0 +1,340 @@
+"""``python -m train memory-probe``: train a config's real architecture (random weights) for a few
+steps and put what it measurably keeps beside :mod:`train.lightning.memory`'s estimate, term by term.
+
+The model is built from its transformers config class with the published dimensions (the REAL /
+BLEURT tables of :mod:`train.rehearsal.standins`; nothing is downloaded), with the config's
+fine-tuning mode: IOB/span NER as ``AutoModelForTokenClassification`` (what ``train.ner`` wraps), the
+BLEURT regressor as ``train.bleurt.convert.hf_config``'s ``*ForSequenceClassification`` and the
+reward model as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with peft LoRA
+(or full), dropout off and gradient checkpointing as configured. Batches are synthetic token ids that
+fill every position.
+
+Measured: on CUDA ``torch.cuda.max_memory_allocated``; everywhere, the bytes of the tensors autograd
+saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
+parameters excluded; with gradient checkpointing, the checkpointed layers' inputs, which the
+non-reentrant checkpoint keeps outside autograd's saved tensors), and the parameter, gradient and
+optimizer-state bytes counted from the tensors. ``--layers K`` builds K layers: the per-layer terms
+scale linearly with the layer count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
+
+WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets")
+
+
+def config_facts(path: str | Path) -> dict:
+    """What the probe needs of a training config: task kind, real model facts, fine-tuning mode."""
+    from train.lightning.configs import load_config
+    from train.rehearsal.standins import BLEURT, REAL
+
+    cfg = load_config(path)
+    args = (cfg.get("model") or {}).get("init_args") or {}
+    data = cfg.get("data") or {}
+    class_path = str((cfg.get("model") or {}).get("class_path", ""))
+    hub_id = args.get("backbone")
+    real = REAL.get(hub_id) or BLEURT.get(hub_id)
+    if real is None:
+        raise SystemExit(f"memory-probe: {path}: backbone {hub_id!r} is not in the REAL/BLEURT tables of "
+                         "train.rehearsal.standins (its dimensions are unknown)")
+    kind = "reward" if "reward" in class_path else "bleurt" if "bleurt" in class_path else "ner"
+    return {"cfg": cfg, "kind": kind, "hub_id": hub_id, "real": real,
+            "precision": (cfg.get("trainer") or {}).get("precision"), "dtype": args.get("dtype"),
+            "gradient_checkpointing": bool(args.get("gradient_checkpointing")),
+            "lora_r": int(args.get("lora_r") or 0) if args.get("finetune", "lora") != "full" else 0,
+            "lora_alpha": args.get("lora_alpha", 16), "lora_dropout": args.get("lora_dropout", 0.05),
+            "lora_targets": list(args.get("lora_target_modules") or []),
+            "backbone_dropout": bool(args.get("backbone_dropout", False)),
+            "batch_size": int(data.get("batch_size") or 1),
+            "max_length": int(args.get("max_length") or data.get("max_length") or 512),
+            "system": args.get("system", "radcliq"), "prompt_template": args.get("prompt_template")}
+
+
+def hf_config(facts: dict, layers: int, width: dict):
+    """The transformers config of the real model (published dimensions; ``width`` overrides)."""
+    import transformers
+
+    real = facts["real"]
+    d = {"hidden": real.hidden, "heads": real.heads, "intermediate": real.intermediate or 4 * real.hidden,
+         "vocab": real.vocab or 30522, "kv_heads": real.kv_heads or real.heads,
+         "position_buckets": real.position_buckets}
+    d.update({k: v for k, v in width.items() if v})
+    common = dict(vocab_size=d["vocab"], hidden_size=d["hidden"], num_hidden_layers=layers,
+                  num_attention_heads=d["heads"], intermediate_size=d["intermediate"])
+    if facts["kind"] == "bleurt":
+        from train.bleurt.convert import hf_config as bleurt_config
+
+        return bleurt_config({**common, "max_position_embeddings": 512, "type_vocab_size": 2, "pad_token_id": 0,
+                              "hidden_act": "gelu"}), d
+    cls = getattr(transformers, real.config_class)
+    if real.config_class == "DebertaV2Config":
+        extra = dict(max_position_embeddings=512, relative_attention=True, position_buckets=d["position_buckets"],
+                     norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+                     position_biased_input=False, type_vocab_size=0, max_relative_positions=-1)
+    elif real.config_class in ("LlamaConfig", "Qwen2Config", "GemmaConfig"):
+        extra = dict(num_key_value_heads=d["kv_heads"], max_position_embeddings=max(real.max_length, 1024),
+                     pad_token_id=0, tie_word_embeddings=False)
+    else:
+        extra = dict(max_position_embeddings=max(real.max_length, 512))
+    return cls(**common, **extra), d
+
+
+def build(facts: dict, layers: int, width: dict):
+    """(model, loss(ids, mask), rows per example, architecture, params_total, params_trainable)."""
+    from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
+
+    from train.rehearsal.standins import architecture
+
+    config, dims = hf_config(facts, layers, width)
+    real = facts["real"]
+    if facts["kind"] == "ner":
+        from radscore.labels import IOB_LABELS
+
+        config.num_labels = real.num_labels or len(IOB_LABELS)
+        model = AutoModelForTokenClassification.from_config(config)
+        n = config.num_labels
+
+        def loss(ids, mask):
+            labels = torch.randint(0, n, ids.shape, device=ids.device)
+            return model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        rows = 1
+    elif facts["kind"] == "bleurt":
+        config.num_labels = 1
+        model = AutoModelForSequenceClassification.from_config(config)
+
+        def loss(ids, mask):
+            return model(input_ids=ids, attention_mask=mask).logits.float().pow(2).mean()
+        rows = 1
+    else:
+        from radscore.reward_model import MultiRewardModel, disable_dropout, head_name
+        from radscore.systems import load_system
+
+        system = load_system(facts["system"])
+        config.num_labels = system.n
+        dtype = getattr(torch, facts["dtype"]) if facts["dtype"] else None
+        base = AutoModelForSequenceClassification.from_config(config, **({"dtype": dtype} if dtype else {}))
+        if not facts["backbone_dropout"]:
+            disable_dropout(base)
+        if facts["lora_r"]:
+            import peft
+
+            lora = peft.LoraConfig(task_type=peft.TaskType.SEQ_CLS, r=facts["lora_r"], lora_alpha=facts["lora_alpha"],
+                                   lora_dropout=facts["lora_dropout"], target_modules=facts["lora_targets"] or None,
+                                   modules_to_save=[head_name(base)])
+            inner = peft.get_peft_model(base, lora)
+        else:
+            inner = base
+        kwargs = {"prompt_template": facts["prompt_template"]} if facts["prompt_template"] else {}
+        model = MultiRewardModel(inner, None, system, max_length=facts["max_length"], base_model=facts["hub_id"],
+                                 **kwargs)
+        if facts["gradient_checkpointing"]:
+            model.model.gradient_checkpointing_enable()
+            model.model.enable_input_require_grads()
+
+        def loss(ids, mask):
+            return model(ids, mask).pow(2).mean()
+        rows = 2  # a pair: accepted and rejected prompt
+    if facts["kind"] != "reward" and facts["gradient_checkpointing"]:
+        model.gradient_checkpointing_enable()
+    model.train()
+    arch = architecture(real, facts["cfg"])
+    from dataclasses import replace
+
+    built = model.base.config if facts["kind"] == "reward" else model.config  # the model's own (copied) config
+    attn = getattr(built, "_attn_implementation", None) or arch.attention
+    arch = replace(arch, hidden=dims["hidden"], layers=layers, heads=dims["heads"], intermediate=dims["intermediate"],
+                   vocab=dims["vocab"], kv_heads=dims["kv_heads"], position_buckets=dims["position_buckets"],
+                   attention="sdpa" if attn == "sdpa" else "eager")
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return model, loss, rows, arch, total, trainable
+
+
+def _is_weight_copy(t: torch.Tensor) -> bool:
+    """A cast of a parameter (autocast's weight copy), maybe through views: its autograd node is a
+    ``ToCopyBackward0`` (after view nodes) whose input is a parameter's ``AccumulateGrad``."""
+    fn = t.grad_fn
+    for _ in range(4):
+        if fn is None:
+            return False
+        name = type(fn).__name__
+        if name == "ToCopyBackward0":
+            nxt = [f for f, _ in fn.next_functions if f is not None]
+            return len(nxt) == 1 and type(nxt[0]).__name__ == "AccumulateGrad"
+        if name not in ("TBackward0", "ViewBackward0", "TransposeBackward0", "PermuteBackward0", "ExpandBackward0",
+                        "UnsqueezeBackward0", "ReshapeAliasBackward0"):
+            return False
+        fn = fn.next_functions[0][0]
+    return False
+
+
+def saved_for_backward(model: torch.nn.Module, run):
+    """(run()'s result, bytes autograd keeps for the backward pass, bytes of autocast weight copies):
+    unique storages saved by the ops of ``run`` (``saved_tensors_hooks``), model parameters excluded,
+    plus the inputs of gradient-checkpointed layers (kept by the checkpoint itself)."""
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept: dict[int, int] = {}
+    copies: dict[int, int] = {}
+
+    def record(t: torch.Tensor) -> None:
+        storage = t.untyped_storage()
+        ptr = storage.data_ptr()
+        if not ptr or ptr in params:
+            return
+        if _is_weight_copy(t):
+            copies[ptr] = storage.nbytes()  # autocast's 16-bit copy of an fp32 weight
+        else:
+            kept[ptr] = storage.nbytes()
+
+    def pack(t):
+        record(t)
+        return t
+
+    def pre_hook(module, args, kwargs):
+        hidden = args[0] if args else kwargs.get("hidden_states")
+        if isinstance(hidden, torch.Tensor):
+            record(hidden)
+
+    handles = [m.register_forward_pre_hook(pre_hook, with_kwargs=True) for m in model.modules()
+               if getattr(m, "gradient_checkpointing", False) and type(m).__name__.endswith("Layer")]
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = run()
+    finally:
+        for h in handles:
+            h.remove()
+    return out, sum(kept.values()), sum(copies.values())
+
+
+def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length: int | None = None,
+          layers: int | None = None, device: str | None = None, width: dict | None = None) -> dict:
+    facts = config_facts(config)
+    real = facts["real"]
+    layers = layers or real.layers
+    b = batch_size or facts["batch_size"]
+    s = max_length or facts["max_length"]
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    torch.manual_seed(0)
+    model, loss_fn, rows, arch, total, trainable = build(facts, layers, width or {})
+    model.to(dev)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    precision = str(facts["precision"] or "32-true")
+    mixed = precision.endswith("-mixed")
+    amp = torch.bfloat16 if precision.startswith("bf16") else torch.float16
+    n = b * rows
+    ids = torch.randint(1, arch.vocab, (n, s), device=dev)
+    mask = torch.ones_like(ids)
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    times, saved, copies = [], 0, 0
+    for step in range(steps):
+        t0 = time.perf_counter()
+        with torch.autocast(dev.type, dtype=amp, enabled=mixed):
+            if step == 0:
+                loss, saved, copies = saved_for_backward(model, lambda: loss_fn(ids, mask))
+            else:
+                loss = loss_fn(ids, mask)
+        loss.backward()
+        opt.step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        times.append(time.perf_counter() - t0)
+        if step < steps - 1:
+            opt.zero_grad(set_to_none=True)
+    nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)
+    measured = {"weights": nbytes(model.parameters()),
+                "gradients": nbytes(p.grad for p in model.parameters() if p.grad is not None),
+                "optimizer": nbytes(v for st in opt.state.values() for v in st.values()
+                                    if isinstance(v, torch.Tensor) and v.dim() > 0),
+                "autocast_weight_copies": copies, "activations_saved": saved}
+    if dev.type == "cuda":
+        measured["peak_allocated"] = torch.cuda.max_memory_allocated(dev)
+    est = estimate_training_memory(total, trainable, arch, n, s, facts["precision"], facts["dtype"],
+                                   facts["gradient_checkpointing"], device=dev.type,
+                                   lora_targets=facts["lora_targets"] if facts["lora_r"] else (),
+                                   lora_rank=facts["lora_r"])
+    eb = est["bytes"]
+    # what a forward pass leaves saved: every activation term but the backward-time recomputation
+    act_est = eb["activations"] - eb["checkpoint_recompute"]
+    ratio = {"weights": measured["weights"] / eb["weights"], "gradients": measured["gradients"] / max(eb["gradients"], 1),
+             "optimizer": measured["optimizer"] / max(eb["optimizer"], 1),
+             "activations_saved": saved / max(act_est, 1)}
+    if eb["autocast_weight_copies"]:
+        ratio["autocast_weight_copies"] = copies / eb["autocast_weight_copies"]
+    if dev.type == "cuda":
+        ratio["peak_allocated"] = measured["peak_allocated"] / (est["gib"] * GIB)
+    step_s = sum(times[1:]) / max(len(times) - 1, 1) if len(times) > 1 else times[0]
+    return {"config": str(config), "model": facts["hub_id"], "device": dev.type,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "torch": torch.__version__, "batch_size": b, "rows": n, "max_length": s, "layers": layers,
+            "real_layers": real.layers, "precision": precision, "dtype": facts["dtype"],
+            "gradient_checkpointing": facts["gradient_checkpointing"], "lora_r": facts["lora_r"],
+            "width": {k: getattr(arch, k) for k in ("hidden", "heads", "intermediate", "vocab")},
+            "params_total": total, "params_trainable": trainable,
+            "estimate": eb, "estimate_gib": est["gib"], "assumptions": est["assumptions"],
+            "activations_saved_estimate": act_est, "measured": measured, "ratio": ratio,
+            "step_s": step_s, "tokens_per_s": n * s / step_s, "steps": steps,
+            "note": (f"built with {layers} of {real.layers} layers: the per-layer activation terms scale "
+                     "linearly with the layer count" if layers != real.layers else "all layers built")}
+
+
+def render(r: dict) -> str:
+    mb = lambda v: f"{v / 2**20:12.1f}"
+    lines = [f"memory-probe {r['config']} ({r['model']}) on {r['device']}: batch {r['batch_size']} "
+             f"({r['rows']} rows) x {r['max_length']}, {r['layers']} layers, {r['precision']}"
+             f"{', dtype ' + r['dtype'] if r['dtype'] else ''}{', gradient checkpointing' if r['gradient_checkpointing'] else ''}",
+             r["note"], f"{'term':<28}{'estimate MiB':>12}{'measured MiB':>14}{'ratio':>8}"]
+    m, e = r["measured"], r["estimate"]
+    for k in ("weights", "autocast_weight_copies", "master_weights", "gradients", "optimizer"):
+        got = m.get(k)
+        lines.append(f"{k:<28}{mb(e[k])}{mb(got) if got is not None else '':>14}"
+                     f"{r['ratio'].get(k, float('nan')):8.3f}" if got is not None else f"{k:<28}{mb(e[k])}")
+    for k in ACTIVATION_TERMS:
+        lines.append(f"  {k:<26}{mb(e[k])}")
+    lines.append(f"{'activations saved':<28}{mb(r['activations_saved_estimate'])}{mb(m['activations_saved']):>14}"
+                 f"{r['ratio']['activations_saved']:8.3f}")
+    if r["gradient_checkpointing"]:
+        lines.append("  (saved count: layer inputs and head; checkpoint_recompute happens in the backward pass, not in it)")
+    if "peak_allocated" in m:
+        lines.append(f"{'peak allocated (total)':<28}{mb(r['estimate_gib'] * GIB)}{mb(m['peak_allocated']):>14}"
+                     f"{r['ratio']['peak_allocated']:8.3f}")
+    lines.append(f"step {r['step_s']:.3f} s, {r['tokens_per_s']:.0f} tokens/s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train memory-probe", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=None, help="examples (reward: pairs) per step")
+    ap.add_argument("--max-length", type=int, default=None)
+    ap.add_argument("--layers", type=int, default=None, help="build K layers (per-layer terms scale linearly)")
+    ap.add_argument("--device", default=None, help="cuda | cpu (default: cuda where there is one)")
+    for k in WIDTH_KEYS:
+        ap.add_argument(f"--{k.replace('_', '-')}", type=int, default=None,
+                        help=f"override the real model's {k} (quick checks and tests only)")
+    ap.add_argument("--out", default=None, help="write the JSON here")
+    a = ap.parse_args(argv)
+    width = {k: getattr(a, k) for k in WIDTH_KEYS if getattr(a, k)}
+    r = probe(a.config, a.steps, a.batch_size, a.max_length, a.layers, a.device, width)
+    r["width_overrides"] = width
+    print(render(r))
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps(r, indent=2) + "\n")
+        print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
