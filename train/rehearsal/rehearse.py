@@ -54,7 +54,8 @@ OUT = REPO / "checkpoints" / "rehearsal"
 # the config folders of the commands in train/tasks.py, in its order (NER first: the tune configs use its export)
 TASK_FOLDERS = tuple(Path(c.configs).name for c in COMMANDS.values() if c.configs)
 ACCELERATORS = ("auto", "cpu", "gpu")
-REHEARSAL_TRAINER = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.max_epochs=1",
+# the trainer overrides of every rehearsed stage, the accelerator aside (rehearsal_trainer adds it)
+REHEARSAL_TRAINER = ["--trainer.devices=1", "--trainer.max_epochs=1",
                      "--trainer.max_steps=2", "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1",
                      "--trainer.log_every_n_steps=1", "--trainer.enable_progress_bar=false"]
 CUDA_ONLY_PRECISIONS = {"16-mixed", "16", "16-true"}  # fp16 autocast: CUDA only in this setup
@@ -80,7 +81,7 @@ def resolve_accelerator(choice: str = "auto") -> str:
 
 def rehearsal_trainer(accelerator: str = "cpu") -> list[str]:
     """The trainer overrides of every rehearsed fit, validate and test on ``accelerator``."""
-    return [f"--trainer.accelerator={accelerator}", *REHEARSAL_TRAINER[1:]]
+    return [f"--trainer.accelerator={accelerator}", *REHEARSAL_TRAINER]
 
 
 class NeedsCuda(RuntimeError):
