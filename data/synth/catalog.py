@@ -9,8 +9,10 @@ so later edits see earlier ones and never overlap them.
 from __future__ import annotations
 
 import random
+import re
 
 from data.synth import edits
+from data.synth import mirror
 from data.synth import rewrites
 from data.synth.draft import Draft, EditConflict, Option, apply
 from data.synth.lexicon import Lexicon
@@ -27,10 +29,12 @@ ERROR_FINDERS = {
     "size": edits.find_size,
     "add_comparison": edits.find_add_comparison,
     "remove_comparison": edits.find_remove_comparison,
+    "insert_contradiction": None,  # needs negated donor sentences: see error_options
 }
 ERROR_KINDS = tuple(ERROR_FINDERS)
 # Kinds that make sense inside one sentence (RaTE-Eval Task 1): no sentence insertion or removal.
-SENTENCE_KINDS = tuple(k for k in ERROR_KINDS if k not in ("insert_finding", "remove_finding"))
+SENTENCE_KINDS = tuple(k for k in ERROR_KINDS
+                       if k not in ("insert_finding", "remove_finding", "insert_contradiction"))
 TYPO_FINDERS = {"spelling": rewrites.find_spelling, "grammar": rewrites.find_grammar}
 # Meaning-preserving rewrites (no ReXVal category): drawn as often as errors, so that the amount
 # of changed text says little about the number of errors (a kind is drawn uniformly first).
@@ -41,9 +45,22 @@ MEANING_FINDERS = {
     "negation_list": rewrites.find_negation_list,
     "header": rewrites.find_header,
     "add_negative": None,  # needs donor sentences: see meaning_preserving
+    # generator v3 (data.synth.mirror): the surface operations errors make, without an error
+    "negation_cue": mirror.find_negation_cue,
+    "negated_antonym": mirror.find_negated_antonym,
+    "there_is_seen": mirror.find_there_is_seen,
+    "measurement": mirror.find_measurement,
+    "list_order": mirror.find_list_order,
+    "restate": mirror.find_restate,
+    "drop_restatement": mirror.find_drop_restatement,
+    "merge_sentences": mirror.find_merge_sentences,
 }
 MEANING_KINDS = tuple(MEANING_FINDERS)
-SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list")
+SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list", "negation_cue", "negated_antonym",
+                          "there_is_seen", "measurement", "list_order")
+#: the rewrites that change how a negation or a normal statement is worded: the synonym member of a
+#: Task 3 triad gets one where the opposite member gets its flip
+CUE_MEANING_KINDS = ("negation_cue", "negated_antonym", "negation_list", "rephrase_normal")
 # How many meaning-preserving rewrites a candidate gets, drawn independently of its errors (our
 # choice: more common than errors, a mean of 5 against 2.7 for the ReXVal-layout draw, so that
 # text distance cannot count the errors); Task 1 (one sentence) draws from TASK1_MEANING_COUNTS.
@@ -51,11 +68,13 @@ MEANING_COUNTS = tuple(range(11))  # 0-10
 TASK1_MEANING_COUNTS = (0, 1, 1, 2)  # inside one sentence (RaTE-Eval Task 1)
 
 
-def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS) -> list[Option]:
+def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS, negatives=()) -> list[Option]:
     out = []
     for kind in kinds:
         if kind == "insert_finding":
             out += edits.find_insert_finding(draft, lex, donors)
+        elif kind == "insert_contradiction":
+            out += mirror.find_insert_contradiction(draft, lex, negatives)
         else:
             out += ERROR_FINDERS[kind](draft, lex)
     return out
@@ -72,11 +91,11 @@ def _pick(options: list[Option], rng: random.Random) -> Option:
 
 
 def add_errors(draft: Draft, n: int, rng: random.Random, lex: Lexicon, donors=(),
-               kinds=ERROR_KINDS) -> int:
+               kinds=ERROR_KINDS, negatives=()) -> int:
     """Apply up to ``n`` errors; returns how many were applied (fewer when none is possible)."""
     done = 0
     for _ in range(n):
-        options = error_options(draft, lex, donors, kinds)
+        options = error_options(draft, lex, donors, kinds, negatives)
         if not options:
             break
         apply(draft, _pick(options, rng))
@@ -99,11 +118,118 @@ def add_from(draft: Draft, n: int, rng: random.Random, lex: Lexicon, finders) ->
     return done
 
 
+def _meaning_finders(kinds, negatives) -> list:
+    finders = [MEANING_FINDERS[k] for k in kinds if k != "add_negative"]
+    if "add_negative" in kinds and negatives:
+        finders.append(lambda d, lx: rewrites.find_add_negative(d, lx, negatives))
+    return finders
+
+
 def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 1,
                        kinds=MEANING_KINDS, negatives=()) -> int:
     """Apply up to ``n`` meaning-preserving rewrites of ``kinds`` (kind uniform, then option);
     ``negatives``: donor sentences for ``add_negative`` (that kind is skipped without them)."""
-    finders = [MEANING_FINDERS[k] for k in kinds if k != "add_negative"]
-    if "add_negative" in kinds and negatives:
-        finders.append(lambda d, lx: rewrites.find_add_negative(d, lx, negatives))
-    return add_from(draft, n, rng, lex, finders)
+    return add_from(draft, n, rng, lex, _meaning_finders(kinds, negatives))
+
+
+# --- generator v3: one surface plan for errors and meaning-preserving edits alike ----------------------
+#: what a reader of the two texts sees of an edit, by its operation
+SURFACE = {"replace": "rewrite", "insert": "insert", "delete": "delete", "merge": "delete", "swap": "move"}
+#: how often a planned edit is each surface operation, for errors and meaning-preserving edits
+#: alike (our choice: in-place rewrites are the common case of both)
+SURFACE_RATES = (("rewrite", 0.6), ("insert", 0.2), ("delete", 0.2))
+#: meaning-preserving kinds a plan draws from (layout changes are drawn apart: LAYOUT_COUNTS)
+PLANNED_MEANING_KINDS = tuple(k for k in MEANING_KINDS if k not in ("reorder", "header"))
+#: sentence reordering and section headers, drawn per candidate independently of everything else
+#: (our choice): they touch no statement, so their rate must not depend on the errors
+LAYOUT_KINDS = ("reorder", "header")
+LAYOUT_COUNTS = (0, 1, 1, 2)
+#: how many edits (errors and meaning-preserving together) a report candidate plans: drawn
+#: independently of its number of errors, so that the amount of changed text cannot count them;
+#: a candidate with more errors than the plan gets exactly its errors (our choice: 7-11, above the
+#: 0-7 errors of the sets' draws)
+PLANNED_EDITS = tuple(range(7, 12))
+
+
+#: the negation cue whose deletion or insertion a Task 3 rewording matches to its flip (our choice:
+#: "no", the commonest cue and the one a flip of "No X." deletes)
+CUES = frozenset({"no"})
+
+
+def cue_signature(draft: Draft, option: Option, lex: Lexicon) -> tuple[bool, bool, bool, bool]:
+    """What an in-place option does to cue words: (deletes a negation cue, inserts one, deletes an
+    antonym-lexicon word, inserts one), from the words of the replaced text and of its replacement."""
+    if option.op != "replace":
+        return (False, False, False, False)
+    words = lambda t: re.findall(r"[a-z]+", t.lower())  # noqa: E731
+    old, new = words(draft.slots[option.slot].text[option.start:option.end]), words(option.text)
+    antonym = {w for pair in lex.antonyms for side in pair for w in words(side)}
+    gone, came = set(old) - set(new), set(new) - set(old)
+    return (bool(gone & CUES), bool(came & CUES), bool(gone & antonym), bool(came & antonym))
+
+
+def matched_pair(syn: Draft, opp: Draft, rng: random.Random, lex: Lexicon) -> bool:
+    """Task 3: one flip on ``opp`` (a negation or an antonym) and, on ``syn``, one rewording of a
+    negation or a normal statement (:data:`CUE_MEANING_KINDS`) with the flip's
+    :func:`cue_signature` where one exists, so that deleted or inserted cue words do not tell
+    the members apart. False when either has no option."""
+    flips = rewrites.find_opposites(opp, lex)
+    rewordings = _options(syn, lex, _meaning_finders(CUE_MEANING_KINDS, ()))
+    if not flips or not rewordings:
+        return False
+    flip = _pick(flips, rng)
+    sig = cue_signature(opp, flip, lex)
+    same = [o for o in rewordings if cue_signature(syn, o, lex) == sig]
+    if not same:  # any in-place meaning-preserving rewrite with the signature
+        same = [o for o in _options(syn, lex, _meaning_finders(SENTENCE_MEANING_KINDS, ()))
+                if cue_signature(syn, o, lex) == sig]
+    apply(opp, flip)
+    apply(syn, _pick(same or rewordings, rng))
+    return True
+
+
+def _options(draft: Draft, lex: Lexicon, finders) -> list[Option]:
+    return [o for f in finders for o in f(draft, lex)]
+
+
+def surface_of(option: Option) -> str:
+    return SURFACE[option.op]
+
+
+def _draw_surface(rng: random.Random) -> str:
+    x, acc = rng.random(), 0.0
+    for name, rate in SURFACE_RATES:
+        acc += rate
+        if x < acc:
+            return name
+    return SURFACE_RATES[-1][0]
+
+
+def _apply_shaped(draft: Draft, options: list[Option], shape: str, rng: random.Random) -> bool:
+    """Apply one option of surface ``shape`` (any surface when none has it); False with no option."""
+    if not options:
+        return False
+    shaped = [o for o in options if surface_of(o) == shape]
+    apply(draft, _pick(shaped or options, rng))
+    return True
+
+
+def planned_edits(draft: Draft, rng: random.Random, lex: Lexicon, n_errors: int, n_total: int,
+                  donors=(), negatives=(), kinds=ERROR_KINDS, meaning_kinds=PLANNED_MEANING_KINDS) -> int:
+    """Generator v3: ``max(n_errors, n_total)`` edits, each with a surface operation drawn from
+    :data:`SURFACE_RATES` before it is known whether it is an error; ``n_errors`` of them (at random
+    places in the sequence) are errors of that operation, the others meaning-preserving edits of it.
+    Where no option of the drawn operation exists, any option of the same class is taken. Returns
+    the number of errors applied."""
+    n = max(n_errors, n_total)
+    roles = [True] * n_errors + [False] * (n - n_errors)
+    rng.shuffle(roles)
+    finders = _meaning_finders(meaning_kinds, negatives)
+    done = 0
+    for is_error in roles:
+        shape = _draw_surface(rng)
+        if is_error:
+            done += _apply_shaped(draft, error_options(draft, lex, donors, kinds, negatives), shape, rng)
+        else:
+            _apply_shaped(draft, [o for f in finders for o in f(draft, lex)], shape, rng)
+    return done

@@ -297,7 +297,8 @@ class Option:
 
     ``op``: ``replace`` (characters ``[start, end)`` of slot ``slot`` become ``text``, with
     ``spans`` as in :meth:`Slot.replace`), ``delete`` (slot ``slot``), ``insert`` (``sentence``
-    at index ``slot`` in ``section``) or ``swap`` (slots ``slot`` and ``other``).
+    at index ``slot`` in ``section``), ``swap`` (slots ``slot`` and ``other``) or ``merge`` (slot
+    ``other`` is deleted and ``[start, end)`` of slot ``slot`` becomes ``text``, which holds it).
     """
 
     kind: str
@@ -332,6 +333,12 @@ def apply(draft: Draft, option: Option) -> int:
             draft.insert(option.slot, option.sentence, section, edit)
         elif option.op == "swap":
             draft.swap(option.slot, option.other, edit)
+        elif option.op == "merge":  # slot ``other`` joins slot ``slot``: its text replaces [start, end)
+            other = draft.slots[option.other]
+            if not other.untouched():
+                raise EditConflict("only an untouched reference sentence can be merged")
+            draft.slots[option.slot].replace(option.start, option.end, option.text, edit, option.spans)
+            draft.delete(other, edit)
         else:
             raise EditConflict(f"unknown operation {option.op!r}")
     except EditConflict:

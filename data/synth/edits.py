@@ -411,13 +411,28 @@ def find_remove_comparison(draft: Draft, lex: Lexicon) -> list[Option]:
     return out
 
 
+def restated(draft: Draft, slot) -> bool:
+    """True when ``slot`` is an impression sentence whose every present finding (at least one) a
+    live findings sentence states word for word: removing it loses nothing (generator v3's
+    meaning-preserving ``drop_restatement``), so it is never an omission error."""
+    if slot.section != "impression":
+        return False
+    present = [slot.span_text(sp).lower() for sp in slot.spans if sp.type in POSITIVE]
+    if not present:
+        return False
+    findings = " ".join(s.text.lower() for s in draft.live() if s.section == "findings")
+    return all(t in findings for t in present)
+
+
 def find_remove_finding(draft: Draft, lex: Lexicon) -> list[Option]:
-    """Category 2: delete a reference sentence that states a finding."""
+    """Category 2: delete a reference sentence that states a finding (not an impression sentence
+    that only restates findings: :func:`restated`)."""
     if len(draft.live()) <= 1:
         return []
     out = []
     for i, slot in editable(draft):
-        if slot.untouched() and slot.has(*FINDING) and not has_match(lex.comparison_markers, slot.text):
+        if (slot.untouched() and slot.has(*FINDING) and not has_match(lex.comparison_markers, slot.text)
+                and not restated(draft, slot)):
             w = present_weight(lex, slot_entities(slot))
             weight, significant, why = weighed(w or MINOR, (
                 "the removed sentence holds a present finding (ABNORMALITY/DISEASE)" + _which(w) if w

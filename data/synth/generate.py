@@ -32,8 +32,10 @@ from pathlib import Path
 
 from data.annotation import AnnotationError, Report, parse_annotated, read_reports
 from data.synth import rewrites
-from data.synth.catalog import (ERROR_KINDS, MEANING_COUNTS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS,
-                                TASK1_MEANING_COUNTS, add_errors, add_from, meaning_preserving)
+from data.synth.catalog import (CUE_MEANING_KINDS, ERROR_KINDS, LAYOUT_COUNTS, LAYOUT_KINDS, PLANNED_EDITS,
+                                PLANNED_MEANING_KINDS, SENTENCE_KINDS, SENTENCE_MEANING_KINDS,
+                                TASK1_MEANING_COUNTS, add_errors, add_from, meaning_preserving,
+                                matched_pair, planned_edits)
 from data.synth.draft import FINDING, NEGATED, POSITIVE, Draft
 from data.clinical_bleurt import clinical_bleurt_quality
 from data.rexval import CANDIDATE_TYPES
@@ -54,6 +56,7 @@ DEFAULT_OUT = REPO / "checkpoints" / "synthetic"
 DEFAULT_SIZES = {"rexval": 120, "task1": 400, "task2": 600, "task3": 150, "er2": 1800, "bleurt": 3000}
 REXVAL_ERRORS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 6)  # drawn per candidate
 TASK2_ERRORS = REXVAL_ERRORS  # Task 2: the same, whatever the report's length
+TRIAD_PLANNED = (0, 1, 2, 3, 4)  # meaning-preserving edits of each Task 3 member beside the flip / cue rewording
 RADCLIQ_TIERS = ((0, 2), (3, 4), (5, 6))  # SPEC §3.2 quality tiers by error count
 MRSCORE_PLANS = (((0, 1), (0, 1)), ((2, 3), (0, 2)), ((4, 7), (1, 3)))  # (errors, typos) ranges
 
@@ -145,21 +148,23 @@ class Generator:
     def candidate(self, rep: Report, rng: random.Random, n_errors: int, n_typos: int = 0,
                   kinds=ERROR_KINDS, n_meaning: int | None = None, section: str | None = None) -> dict | None:
         """A finalized candidate of ``rep`` (None when it would equal the reference), with
-        ``n_meaning`` meaning-preserving rewrites (default: drawn from :data:`MEANING_COUNTS`);
+        ``n_meaning`` meaning-preserving edits (default: ``n_errors`` and these together drawn from
+        :data:`PLANNED_EDITS`, generator v3);
         of one ``section`` ("findings" or "impression": reference and candidate hold only it) when given."""
         if section is None:
             draft = Draft.from_report(rep)
         else:
             draft = Draft.from_sentences(rep.id, [(section, s) for s in getattr(rep, section)],
                                          rep.anatomy, rep.modality)
-        add_errors(draft, n_errors, rng, self.lex, self._donors(rep, rng), kinds)
+        # generator v3: a plan of edits whose size and surface operations do not depend on how
+        # many of them are errors (data.synth.catalog.planned_edits)
+        n_total = rng.choice(PLANNED_EDITS) if n_meaning is None else n_errors + n_meaning
+        negatives = self._donors(rep, rng, table=self.negatives)
+        planned_edits(draft, rng, self.lex, n_errors, n_total, self._donors(rep, rng), negatives, kinds)
         if n_typos:
             add_from(draft, n_typos, rng, self.lex, [rewrites.find_spelling, rewrites.find_grammar])
-        n_meaning = rng.choice(MEANING_COUNTS) if n_meaning is None else n_meaning
-        negatives = self._donors(rep, rng, table=self.negatives) if n_meaning else ()
-        meaning_preserving(draft, rng, self.lex, n_meaning, negatives=negatives)
+        meaning_preserving(draft, rng, self.lex, rng.choice(LAYOUT_COUNTS), LAYOUT_KINDS)
         if draft.text == draft.reference:
-            negatives = negatives or self._donors(rep, rng, table=self.negatives)
             meaning_preserving(draft, rng, self.lex, negatives=negatives)
         return None if draft.text == draft.reference else draft.finalize()
 
@@ -242,18 +247,19 @@ class Generator:
             if len(out) >= n:
                 break
             rep = next(refs)
-            # matched edit counts: the opposite rewrite is one flip plus one meaning-preserving
-            # rewrite fewer than the synonym rewrite has, so both change as many places
-            # both sides may also insert a pertinent negative (same split side, anatomy and
-            # modality), so that counting negation cues does not tell them apart
+            # generator v3, matched members: the opposite gets one flip (a negation or an antonym)
+            # where the synonym gets one rewording of a negation or a normal statement
+            # (CUE_MEANING_KINDS: "No X" -> "X is not seen", "normal in size" -> "not enlarged",
+            # ...), so cue words alone do not tell them apart; then both get the same number of
+            # planned meaning-preserving edits (surface operations drawn alike), each member its
+            # own number of them (TRIAD_PLANNED) and its own layout changes. Inserted sentences come from the same split side, anatomy and modality.
             negatives = self._donors(rep, rng, table=self.negatives)
             syn, opp = Draft.from_report(rep), Draft.from_report(rep)
-            n_syn = meaning_preserving(syn, rng, self.lex, rng.randint(1, 3), negatives=negatives)
-            if not n_syn:
+            if not matched_pair(syn, opp, rng, self.lex):
                 continue
-            if not add_from(opp, 1, rng, self.lex, [rewrites.find_opposites]):
-                continue
-            meaning_preserving(opp, rng, self.lex, n_syn - 1, negatives=negatives)
+            for member in (syn, opp):  # drawn apart: matched counts would tie every counter
+                planned_edits(member, rng, self.lex, 0, rng.choice(TRIAD_PLANNED), negatives=negatives)
+                meaning_preserving(member, rng, self.lex, rng.choice(LAYOUT_COUNTS), LAYOUT_KINDS)
             s, o = syn.finalize(), opp.finalize()
             out.append({"id": f"task3-{len(out):05d}", "reference_id": rep.id,
                         "original": syn.reference, "synonym": s["candidate"], "opposite": o["candidate"],

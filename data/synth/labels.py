@@ -64,7 +64,7 @@ def mrscore_items(edits) -> tuple[dict[str, int], dict[str, float], float]:
     errs = errors_of(edits)
     imp = [e for e in errs if e["section"] == "impression"]
     fnd = [e for e in errs if e["section"] == "findings"]
-    whole_sentence = ("insert_finding", "remove_finding")
+    whole_sentence = ("insert_finding", "remove_finding", "insert_contradiction")
     s = {
         "impression_consistency": any(e["significant"] for e in imp),
         "impression_organs": any(e["category"] == 3 or e["kind"] in whole_sentence for e in imp),

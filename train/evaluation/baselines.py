@@ -22,6 +22,9 @@ that these solve measures its own generator, not the metrics.
                         ``SequenceMatcher(autojunk=False).get_opcodes()``, non-equal ones)
 ``negation_keywords``   minus the absolute difference of the negation-cue counts (:data:`NEGATION_CUES`)
 ``unigram_f1``          F1 of the token multisets (clipped counts), 1 when both texts are empty
+``sentences_changed``   minus the number of sentences of either text that the other does not hold
+                        word for word (lower-cased, section headers dropped; split after ``.``,
+                        ``?``, ``!``): a reader who counts rewritten sentences
 ======================  ===========================================================================
 
 Every function takes parallel lists of references and candidates and returns a float64 array.
@@ -39,11 +42,12 @@ import numpy as np
 
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 
-TRIVIAL = ("diff_hunks", "negation_keywords", "unigram_f1")
+TRIVIAL = ("diff_hunks", "negation_keywords", "unigram_f1", "sentences_changed")
 BASELINES = ("bleu4", "bleu2", "rougeL", "bertscore", "meteor", *TRIVIAL)
 TRIVIAL_LABELS = {"diff_hunks": "trivial: difflib change hunks (-count)",
                   "negation_keywords": "trivial: negation-cue count difference (-|Δ|)",
-                  "unigram_f1": "trivial: unigram F1"}
+                  "unigram_f1": "trivial: unigram F1",
+                  "sentences_changed": "trivial: sentences not kept word for word (-count)"}
 NEGATION_CUES = frozenset({"no", "not", "without", "negative", "free", "absent", "none", "neither", "nor",
                            "never", "resolved", "unremarkable"})  # our choice: common English cues
 _TOKEN = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
@@ -171,12 +175,32 @@ def unigram_f1(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
     return out
 
 
+_SENTENCE = re.compile(r"[^.?!]+[.?!]?")
+_SECTION_HEADER = re.compile(r"\b(?:findings|impression)\s*:\s*")
+
+
+def _sentences(text: str) -> list[str]:
+    text = _SECTION_HEADER.sub(" ", text.lower())
+    return [" ".join(s.split()).rstrip(".?! ") for s in _SENTENCE.findall(text) if s.strip(" .?!")]
+
+
+def sentences_changed(refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
+    """Minus the number of sentences of either text that the other does not hold word for word."""
+    _check(refs, cands)
+    out = np.zeros(len(refs))
+    for k, (r, c) in enumerate(zip(refs, cands)):
+        rs, cs = _sentences(r), _sentences(c)
+        out[k] = 0.0 - sum(s not in set(cs) for s in rs) - sum(s not in set(rs) for s in cs)
+    return out
+
+
 def _fn(name: str) -> Callable[..., np.ndarray]:
     table = {"bleu4": lambda r, c, **kw: bleu(r, c, 4), "bleu2": lambda r, c, **kw: bleu(r, c, 2),
              "rougeL": lambda r, c, **kw: rouge_l(r, c), "bertscore": bertscore,
              "meteor": lambda r, c, **kw: meteor(r, c), "diff_hunks": lambda r, c, **kw: diff_hunks(r, c),
              "negation_keywords": lambda r, c, **kw: negation_keywords(r, c),
-             "unigram_f1": lambda r, c, **kw: unigram_f1(r, c)}
+             "unigram_f1": lambda r, c, **kw: unigram_f1(r, c),
+             "sentences_changed": lambda r, c, **kw: sentences_changed(r, c)}
     if name not in table:
         raise ValueError(f"unknown baseline {name!r}; expected one of {list(BASELINES)}")
     return table[name]
