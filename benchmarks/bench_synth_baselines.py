@@ -4,17 +4,20 @@
 
 For each seed, generates the default synthetic sets (``python -m data synth`` sizes) into a
 temporary folder and scores the evaluation side of every set with the trivial baselines of
-:mod:`train.evaluation.baselines` (difflib change hunks, negation-cue count difference, unigram F1) and
+:mod:`train.evaluation.baselines` (difflib change hunks, negation-cue count difference, unigram F1, sentences not kept word for word) and
 BLEU-4 for reference: Kendall tau-b against the ReXVal-layout mean error counts (all errors, and
 clinically significant ones), against the Task 2 test scores and the ER² RadCliQ test totals; the
 accuracy on the ER² RadCliQ test pairs (the better total strictly higher: a tie is a miss), Pearson
 against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym strictly
 above opposite; a tie is a miss). A benchmark that these solve measures its generator,
-not the metrics (issue #14 asks for Kendall <= 0.40 and triads <= 65%). Beside them the shallow
+not the metrics (``tests/data/test_synth_bars.py`` holds them to |Kendall| <= 0.40 and 35-65% on
+the triads, issue #29). Beside them the shallow
 learner (``shallow_ridge``: ridge regression on diff tokens, a logistic regression on the two
 candidates' feature difference for pair accuracy; :mod:`train.evaluation.baselines`), fitted on the
 train split of the same set and evaluated on its test split, for the sets that have a train split
 (Task 2, ER² RadCliQ, ClinicalBLEURT; the ReXVal layout and Task 3 are evaluation-only: ``n/a``).
+The JSON also records generator v3's surface operations as generated (``surface_rates``: for
+errors and meaning-preserving edits, each operation's share and its kinds; docs/synthetic.md).
 ``--sizes`` (as ``python -m data synth --sizes``) makes a quick, smaller run. Prints a table and
 writes JSON. All numbers are on SYNTHETIC data.
 """
@@ -38,10 +41,10 @@ from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noq
 from data.rexval import read_rexval  # noqa: E402
 from data.synth import generate  # noqa: E402
 from data.synth.generate import parse_sizes  # noqa: E402
-from train.evaluation.baselines import (SHALLOW_NAME, pair_baselines, rating_baselines, shallow_pair_baseline,  # noqa: E402
-                                        shallow_rating_baseline)
+from train.evaluation.baselines import (SHALLOW_NAME, TRIVIAL, pair_baselines, rating_baselines,  # noqa: E402
+                                        shallow_pair_baseline, shallow_rating_baseline)
 
-METRICS = ("diff_hunks", "negation_keywords", "unigram_f1", "bleu4")  # train.evaluation.baselines names, table order
+METRICS = (*TRIVIAL, "bleu4")  # train.evaluation.baselines names, table order
 COLUMNS = (*METRICS, SHALLOW_NAME)  # the shallow learner: None (n/a) on a set without a train split
 
 
@@ -65,6 +68,33 @@ def _paired(refs, better, worse, train=None) -> dict:
     if train:
         out["n_train"] = len(train[0])
         out.update(shallow_pair_baseline(*train, refs, better, worse))
+    return out
+
+
+SURFACE_SETS = ("synthetic_rexval", "synthetic_rate_eval", "synthetic_er2", "synthetic_bleurt")
+LAYOUT, TYPOS = ("reorder", "header"), ("spelling", "grammar")
+
+
+def surface_rates(folder: Path) -> dict:
+    """Generator v3's design, as generated: for errors and for meaning-preserving edits (layout
+    changes and typos apart), the share of each surface operation and each kind's count, over the
+    report candidates of every set (Task 1 sentences and Task 3 triads excluded: they plan no edits)."""
+    counts: dict = {"error": {}, "meaning-preserving": {}, "layout": {}, "typo": {}}
+    for name in SURFACE_SETS:
+        for line in (folder / name / "manifest_synthetic.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            if row.get("set") in ("task1", "task3"):
+                continue
+            for e in row.get("edits", []):
+                cls = ("error" if e["category"] is not None else "layout" if e["kind"] in LAYOUT
+                       else "typo" if e["kind"] in TYPOS else "meaning-preserving")
+                by_op = counts[cls].setdefault(e["surface"], {})
+                by_op[e["kind"]] = by_op.get(e["kind"], 0) + 1
+    out = {}
+    for cls, by_op in counts.items():
+        total = sum(sum(k.values()) for k in by_op.values())
+        out[cls] = {"edits": total, **{op: {"share": sum(k.values()) / total if total else 0.0, "kinds": k}
+                                       for op, k in sorted(by_op.items())}}
     return out
 
 
@@ -106,12 +136,13 @@ def main(argv=None) -> None:
     p.add_argument("--sizes", default=None, help="set sizes as python -m data synth --sizes (default: the default sizes)")
     args = p.parse_args(argv)
     sizes = parse_sizes(args.sizes)
-    runs = {}
+    runs, surfaces = {}, {}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             generate(Path(tmp), seed=seed, sizes=sizes)
             runs[str(seed)] = measure(Path(tmp))
+            surfaces[str(seed)] = surface_rates(Path(tmp))
             print(f"seed {seed}: generated and measured in {time.perf_counter() - t0:.0f} s", flush=True)
     names = list(runs[str(args.seeds[0])])
     summary = {s: {m: (None if any(runs[k][s][m] is None for k in runs)
@@ -127,7 +158,11 @@ def main(argv=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     what = "default sizes" if args.sizes is None else f"sizes {sizes}"
     out.write_text(json.dumps({"data": f"SYNTHETIC (python -m data synth, {what})", "seeds": args.seeds,
-                               "mean": summary, "runs": runs}, indent=1) + "\n")
+                               "mean": summary, "runs": runs, "surface_rates": surfaces}, indent=1) + "\n")
+    first = surfaces[str(args.seeds[0])]
+    print(f"\nsurface operations of seed {args.seeds[0]} (share of each class's edits):")
+    for cls in ("error", "meaning-preserving"):
+        print(f"  {cls}: " + ", ".join(f"{op} {v['share']:.2f}" for op, v in first[cls].items() if op != "edits"))
     print(f"\nwrote {out}")
 
 

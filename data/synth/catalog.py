@@ -14,7 +14,7 @@ import re
 from data.synth import edits
 from data.synth import mirror
 from data.synth import rewrites
-from data.synth.draft import Draft, EditConflict, Option, apply
+from data.synth.draft import SURFACE, Draft, EditConflict, Option, apply
 from data.synth.lexicon import Lexicon
 
 ERROR_FINDERS = {
@@ -36,8 +36,8 @@ ERROR_KINDS = tuple(ERROR_FINDERS)
 SENTENCE_KINDS = tuple(k for k in ERROR_KINDS
                        if k not in ("insert_finding", "remove_finding", "insert_contradiction"))
 TYPO_FINDERS = {"spelling": rewrites.find_spelling, "grammar": rewrites.find_grammar}
-# Meaning-preserving rewrites (no ReXVal category): drawn as often as errors, so that the amount
-# of changed text says little about the number of errors (a kind is drawn uniformly first).
+# Meaning-preserving rewrites (no ReXVal category). Report candidates draw them through the plan of
+# generator v3 (planned_edits below); a kind is drawn uniformly first among those with an option.
 MEANING_FINDERS = {
     "synonym": rewrites.find_synonyms,
     "reorder": rewrites.find_reorder,
@@ -61,10 +61,8 @@ SENTENCE_MEANING_KINDS = ("synonym", "rephrase_normal", "negation_list", "negati
 #: the rewrites that change how a negation or a normal statement is worded: the synonym member of a
 #: Task 3 triad gets one where the opposite member gets its flip
 CUE_MEANING_KINDS = ("negation_cue", "negated_antonym", "negation_list", "rephrase_normal")
-# How many meaning-preserving rewrites a candidate gets, drawn independently of its errors (our
-# choice: more common than errors, a mean of 5 against 2.7 for the ReXVal-layout draw, so that
-# text distance cannot count the errors); Task 1 (one sentence) draws from TASK1_MEANING_COUNTS.
-MEANING_COUNTS = tuple(range(11))  # 0-10
+# Task 1 (one sentence) draws its in-sentence rewrites from TASK1_MEANING_COUNTS; report candidates
+# plan PLANNED_EDITS edits (below).
 TASK1_MEANING_COUNTS = (0, 1, 1, 2)  # inside one sentence (RaTE-Eval Task 1)
 
 
@@ -133,8 +131,6 @@ def meaning_preserving(draft: Draft, rng: random.Random, lex: Lexicon, n: int = 
 
 
 # --- generator v3: one surface plan for errors and meaning-preserving edits alike ----------------------
-#: what a reader of the two texts sees of an edit, by its operation
-SURFACE = {"replace": "rewrite", "insert": "insert", "delete": "delete", "merge": "delete", "swap": "move"}
 #: how often a planned edit is each surface operation, for errors and meaning-preserving edits
 #: alike (our choice: in-place rewrites are the common case of both)
 SURFACE_RATES = (("rewrite", 0.6), ("insert", 0.2), ("delete", 0.2))
@@ -196,21 +192,27 @@ def surface_of(option: Option) -> str:
     return SURFACE[option.op]
 
 
-def _draw_surface(rng: random.Random) -> str:
-    x, acc = rng.random(), 0.0
-    for name, rate in SURFACE_RATES:
+def _draw_surface(rng: random.Random, available=None) -> str:
+    rates = [(name, rate) for name, rate in SURFACE_RATES if available is None or name in available]
+    x, acc = rng.random() * sum(rate for _, rate in rates), 0.0
+    for name, rate in rates:
         acc += rate
         if x < acc:
             return name
-    return SURFACE_RATES[-1][0]
+    return rates[-1][0]
 
 
 def _apply_shaped(draft: Draft, options: list[Option], shape: str, rng: random.Random) -> bool:
-    """Apply one option of surface ``shape`` (any surface when none has it); False with no option."""
+    """Apply one option of surface ``shape``; where the draft offers none, the surface is drawn again
+    among those it offers (at their rates), so that both classes fall back alike. False with no option."""
+    options = [o for o in options if surface_of(o) in dict(SURFACE_RATES)]
     if not options:
         return False
     shaped = [o for o in options if surface_of(o) == shape]
-    apply(draft, _pick(shaped or options, rng))
+    if not shaped:
+        shape = _draw_surface(rng, {surface_of(o) for o in options})
+        shaped = [o for o in options if surface_of(o) == shape]
+    apply(draft, _pick(shaped, rng))
     return True
 
 
@@ -219,7 +221,8 @@ def planned_edits(draft: Draft, rng: random.Random, lex: Lexicon, n_errors: int,
     """Generator v3: ``max(n_errors, n_total)`` edits, each with a surface operation drawn from
     :data:`SURFACE_RATES` before it is known whether it is an error; ``n_errors`` of them (at random
     places in the sequence) are errors of that operation, the others meaning-preserving edits of it.
-    Where no option of the drawn operation exists, any option of the same class is taken. Returns
+    Where no option of the drawn operation exists, the operation is drawn again among those the
+    draft offers the edit's class (:func:`_apply_shaped`). Returns
     the number of errors applied."""
     n = max(n_errors, n_total)
     roles = [True] * n_errors + [False] * (n - n_errors)

@@ -318,11 +318,16 @@ class Option:
     weight: int = 0  # MINOR / MAJOR / CRITICAL for an error, 0 otherwise
 
 
+#: what a reader of the two texts sees of an edit, by its operation (recorded as each edit's ``surface``)
+SURFACE = {"replace": "rewrite", "insert": "insert", "delete": "delete", "merge": "delete", "swap": "move"}
+
+
 def apply(draft: Draft, option: Option) -> int:
     """Make ``option`` on ``draft``; returns the new edit's id (raises :class:`EditConflict`)."""
     section = option.section or draft.slots[option.slot].section
     edit = draft.new_edit(option.kind, option.category, option.significant, option.why,
                           section, option.weight, **dict(option.detail))
+    draft.edits[edit]["surface"] = SURFACE[option.op]
     try:
         if option.op == "replace":
             draft.slots[option.slot].replace(option.start, option.end, option.text, edit,

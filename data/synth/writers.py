@@ -28,6 +28,7 @@ from pathlib import Path
 
 from data.synth import catalog
 from data.synth import edits
+from data.synth import mirror
 from data.synth import rewrites
 from data.synth import labels
 from data.rexval import CANDIDATE_TYPES
@@ -212,13 +213,20 @@ def _readme(info: dict, counts: dict) -> str:
         "",
         "## Meaning-preserving rewrites (no error)",
         "",
-        "Every candidate also gets meaning-preserving rewrites, drawn independently of its "
-        f"errors (how many: drawn from {list(catalog.MEANING_COUNTS)} per report candidate, "
-        f"Task 2 included, and from {list(catalog.TASK1_MEANING_COUNTS)} per Task 1 sentence), so that "
-        "the amount of changed "
-        "text says little about the number of errors. Kinds:",
+        "Generator v3: every report candidate plans a number of edits drawn from "
+        f"{list(catalog.PLANNED_EDITS)} independently of its errors (a candidate with more errors "
+        "gets exactly its errors); each planned edit's surface operation is drawn "
+        f"({dict(catalog.SURFACE_RATES)}) before it is known whether it is an error, and the "
+        "edits that are not errors are meaning-preserving edits of that operation. Sentence "
+        f"reordering and section headers are drawn apart ({list(catalog.LAYOUT_COUNTS)} per "
+        f"candidate); Task 1 sentences get {list(catalog.TASK1_MEANING_COUNTS)} in-sentence rewrites. "
+        "So neither the amount of changed text nor the kind of change says how many errors a "
+        "candidate holds. Every edit records its `surface` operation. Kinds:",
         "",
         "- " + rewrites.__doc__.split("\n- ", 1)[1].split("\n- ``unnegate``", 1)[0].rstrip(),
+        "",
+        "Generator v3 (`data/synth/mirror.py` of the generator's repository): "
+        + mirror.__doc__.split("\n\n", 1)[1].rstrip(),
         "",
         "## Labels",
         "",
