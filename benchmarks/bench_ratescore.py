@@ -6,8 +6,8 @@
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
         [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
 
-Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2) and the
-"long" matrix. Workloads (each pair: candidate, reference):
+Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2, or
+``--encoder``) and the "long" matrix. Workloads (each pair: candidate, reference):
 
 - ``sample``: two different sample reports of the same anatomy (findings, a line break, the
   impression). Repetitive: the 237 reports hold few distinct sentences, and radscore tags each
@@ -540,7 +540,7 @@ def benchmark(args) -> dict:
     sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
-    encoder = resolve_model_path(PACKAGED_MINILM)
+    encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
     if args.no_released:
         python, released = None, {"ran": False, "reason": "--no-released: radscore only"}
     else:
@@ -550,7 +550,8 @@ def benchmark(args) -> dict:
                     else "RaTEScore(use_gpu=False)"}
     print("building workloads ...", flush=True)
     workloads = make_workloads(args.workloads, args.pairs)
-    result = {"ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long", **device_facts(args.device),
+    result = {"ner": str(args.ner), "encoder": args.encoder or PACKAGED_MINILM, "matrix": "long",
+              **device_facts(args.device),
               "released_package": released, "cpu_count": os.cpu_count(), "cpu": _cpu_name(), **cpu_class(),
               "gemm_measurements": [], "workloads": {}}
     for k, (name, (cands, refs)) in enumerate(workloads.items()):
@@ -677,6 +678,9 @@ def main(argv=None) -> None:
     p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
                    help="extra radscore runs at these batch sizes on the first workload")
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    p.add_argument("--encoder", default=None,
+                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2); "
+                        "benchmarks/gpu_session.sh passes its carried NER folder (benchmarks/gpu_carry.py)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])
