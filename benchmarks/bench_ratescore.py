@@ -1,12 +1,13 @@
 """Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package on three workloads.
 
-    .venv/bin/python benchmarks/bench_ratescore.py [--ner checkpoints/iob_sample/export]
+    .venv/bin/python benchmarks/bench_ratescore.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
+        [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
         [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
 
-Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2) and the
-"long" matrix. Workloads (each pair: candidate, reference):
+Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2, or
+``--encoder``) and the "long" matrix. Workloads (each pair: candidate, reference):
 
 - ``sample``: two different sample reports of the same anatomy (findings, a line break, the
   impression). Repetitive: the 237 reports hold few distinct sentences, and radscore tags each
@@ -36,6 +37,16 @@ fp32 default; OpenVINO bf16 runs only on a CPU that OpenVINO reports bfloat16 su
 it would run f32 and say nothing about bf16), and the JSON says it was skipped and why. A last
 run scores ``--big`` pairs, sampling RSS after every chunk, to show that memory stays flat
 (tiny random models by default: the same streaming code in minutes).
+
+``--device cuda`` runs both packages on the same GPU (the released one through its own ``use_gpu``
+switch, i.e. ``cuda:0``; radscore with ``device="cuda"`` and the device's default batch size, 256),
+each after a short untimed warm-up call; the JSON records the GPU's name, the released package's
+device, radscore's peak GPU memory, and ``torch-bf16`` (autocast) against fp32 on that GPU; the
+OpenVINO variants run on the CPU only and are skipped with that reason. ``--radscore-batch-sizes``
+adds radscore runs at other batch sizes on the first workload (how the device default was chosen).
+The fp32 floor then divides by the GPU's fp32 matrix-multiply throughput (TF32 off, torch's default).
+``--no-released`` scores with radscore only (where the released package's venv cannot be made, e.g.
+on a machine without PyPI); the JSON says so and leaves the ratios and |Δ| empty.
 
 Results go to a JSON file and a table on stdout. This file also holds the helpers the parity tests
 use: :func:`sample_pairs`, :func:`ensure_released_venv`, :func:`run_released` and :func:`tie_ambiguous`.
@@ -143,7 +154,7 @@ def ensure_released_venv(venv: Path = RELEASED_VENV, log=print) -> Path:
 
 def run_released(candidates: list[str], references: list[str], ner: str, encoder: str,
                  matrix: str = "long", batch_size: int = 1, entities: bool = False,
-                 python: Path | None = None) -> dict:
+                 python: Path | None = None, use_gpu: bool = False, warmup_pairs: int = 0) -> dict:
     """Score pairs with the released package in its venv (see ``ratescore_driver.py`` for the
     result's fields)."""
     python = python or ensure_released_venv()
@@ -152,7 +163,7 @@ def run_released(candidates: list[str], references: list[str], ner: str, encoder
         job, out = Path(tmp, "in.json"), Path(tmp, "out.json")
         job.write_text(json.dumps({"candidates": candidates, "references": references, "ner": str(ner),
                                    "encoder": str(encoder), "matrix": matrix, "batch_size": batch_size,
-                                   "entities": entities}))
+                                   "entities": entities, "use_gpu": use_gpu, "warmup_pairs": warmup_pairs}))
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         done = subprocess.run([str(python), str(DRIVER), str(job), str(out)], capture_output=True,
                               text=True, env=env)
@@ -175,10 +186,22 @@ def _ours_child(job_path: str, out_path: str) -> None:
 
     sentences = job.get("sentences")
     splitter = (lambda text: sentences[text]) if sentences else job.get("splitter")
+    device = job.get("device", "cpu")
+    if job.get("backend") == "openvino":
+        device = "cpu"
     scorer = RaTEScore(job["ner"], job["encoder"], job.get("matrix", "long"), splitter=splitter,
-                       batch_size=job.get("batch_size", 64), chunk_size=job.get("chunk_size", 2048),
-                       precision=job.get("precision", "fp32"), backend=job.get("backend", "torch"))
+                       batch_size=job.get("batch_size"), chunk_size=job.get("chunk_size", 2048),
+                       precision=job.get("precision", "fp32"), backend=job.get("backend", "torch"),
+                       device=device)
     cands, refs = job["candidates"], job["references"]
+    warm = int(job.get("warmup_pairs", 0))
+    if warm:
+        scorer.compute_score(cands[:warm], refs[:warm])
+    cuda = scorer.ner.device.type == "cuda"
+    if cuda:
+        import torch
+
+        torch.cuda.reset_peak_memory_stats(scorer.ner.device)
     rss, scores = [], []
     t0 = time.perf_counter()
     for k, pair in enumerate(scorer.iter_score(cands, refs)):
@@ -189,7 +212,11 @@ def _ours_child(job_path: str, out_path: str) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"scores": scores, "score_seconds": seconds, "peak_rss_mb": peak, "rss_after_chunk_mb": rss,
            "signature": {k: v for k, v in scorer.signature().items() if k in ("splitter", "precision", "backend",
-                                                                               "backend_precision")}}
+                                                                               "backend_precision", "device",
+                                                                               "batch_size")},
+           "warmup_pairs": warm}
+    if cuda:
+        out["peak_gpu_allocated_mb"] = torch.cuda.max_memory_allocated(scorer.ner.device) / 2**20
     if job.get("flag_ties"):  # untimed second pass with the explain output
         out["tie_ambiguous"] = [tie_ambiguous(p) for p in scorer.iter_score(cands, refs, explain=True)]
     if job.get("analyse"):  # untimed: the sentence lists and the necessary FLOPs
@@ -253,26 +280,33 @@ def necessary_work(scorer, texts: list[str]) -> dict:
             "encoder_flops": bert_flops(encoder_config, enc_lengths)}
 
 
-def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 4096, repeats: int = 5) -> dict:
-    """fp32 matrix-multiply FLOP/s of this process (torch's default threads) on a transformer
-    layer's products: rows x H @ H x H, rows x H @ H x I and rows x I @ I x H, best of ``repeats``."""
+def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 4096, repeats: int = 5,
+                    device: str = "cpu") -> dict:
+    """fp32 matrix-multiply FLOP/s of this process (torch's default threads; on CUDA the GPU, TF32 as
+    torch's default leaves it: off) on a transformer layer's products: rows x H @ H x H,
+    rows x H @ H x I and rows x I @ I x H, best of ``repeats``."""
     import torch
 
     g = torch.Generator().manual_seed(0)
     shapes = [(rows, hidden, hidden), (rows, hidden, intermediate), (rows, intermediate, hidden)]
-    mats = [(torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)) for m, k, n in shapes]
+    mats = [(torch.randn(m, k, generator=g).to(device), torch.randn(k, n, generator=g).to(device))
+            for m, k, n in shapes]
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
     best = {}
     for (m, k, n), (a, b) in zip(shapes, mats):
         a @ b  # warm-up
+        sync()
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
             a @ b
+            sync()
             times.append(time.perf_counter() - t0)
         best[f"{m}x{k}@{k}x{n}"] = 2 * m * k * n / min(times)
     total_flops = sum(2 * m * k * n for m, k, n in shapes)
     mix = total_flops / sum(2 * m * k * n / best[f"{m}x{k}@{k}x{n}"] for m, k, n in shapes)
-    return {"threads": torch.get_num_threads(), "per_shape_flops_per_s": best, "flops_per_s": mix}
+    return {"device": str(device), "threads": torch.get_num_threads(), "per_shape_flops_per_s": best,
+            "flops_per_s": mix}
 
 
 # ---- workloads ----------------------------------------------------------------------------------
@@ -372,95 +406,169 @@ def _deltas(ours: dict, released: dict, ties: list[bool]) -> tuple[list[float], 
     return plain, tied
 
 
-def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: str, python: Path) -> dict:
-    """Every run of one workload; the floor is filled in by :func:`benchmark` (it needs every GEMM
-    measurement of the run)."""
+CUDA_WARMUP_PAIRS = 4  # scored once, untimed, before a timed call on CUDA (both packages)
+
+
+def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: str,
+                 python: Path | None, first: bool = False) -> dict:
+    """Every run of one workload (the released package's only when ``python`` is given); the floor
+    is filled in by :func:`benchmark` (it needs every GEMM measurement of the run)."""
     n = len(cands)
+    cuda = args.device == "cuda"
+    warm = CUDA_WARMUP_PAIRS if cuda else 0
     runs, released = [], {}
-    for bs in args.released_batch_sizes:
-        print(f"[{name}] released ratescore, batch_size={bs}, {n} pairs ...", flush=True)
-        released[bs] = run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python)
+    on = f" on {args.device}"
+    for bs in args.released_batch_sizes if python else []:
+        print(f"[{name}] released ratescore{on}, batch_size={bs}, {n} pairs ...", flush=True)
+        released[bs] = run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python,
+                                    use_gpu=cuda, warmup_pairs=warm)
         runs.append({"run": f"released ratescore 0.6.0, batch_size={bs}", "batch_size": bs, "pairs": n,
+                     "device": released[bs]["device"],
                      "seconds": released[bs]["score_seconds"], "pairs_per_s": n / released[bs]["score_seconds"],
                      "peak_rss_mb": released[bs]["peak_rss_mb"]})
-    best_bs = min(released, key=lambda b: released[b]["score_seconds"])
-    best = released[best_bs]
-    if name == "sample" and args.released_bs1_pairs:
+    best_bs = min(released, key=lambda b: released[b]["score_seconds"]) if released else None
+    best = released.get(best_bs)
+    if python and name == "sample" and args.released_bs1_pairs:
         m = min(n, args.released_bs1_pairs)
-        print(f"[{name}] released ratescore, batch_size=1 (its default), {m} pairs ...", flush=True)
-        r1 = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python)
+        print(f"[{name}] released ratescore{on}, batch_size=1 (its default), {m} pairs ...", flush=True)
+        r1 = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python,
+                          use_gpu=cuda, warmup_pairs=warm)
         runs.append({"run": f"released ratescore 0.6.0, batch_size=1 ({m} pairs)", "batch_size": 1, "pairs": m,
-                     "seconds": r1["score_seconds"], "pairs_per_s": m / r1["score_seconds"],
+                     "device": r1["device"], "seconds": r1["score_seconds"], "pairs_per_s": m / r1["score_seconds"],
                      "peak_rss_mb": r1["peak_rss_mb"]})
-    print(f"[{name}] radscore, defaults (rush splitter, fp32, torch) ...", flush=True)
-    ours = run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True)
+    print(f"[{name}] radscore{on}, defaults (rush splitter, fp32, torch) ...", flush=True)
+    ours = run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True, device=args.device,
+                    batch_size=args.batch_size, warmup_pairs=warm)
     runs.append({"run": "radscore defaults (exact)", "pairs": n, "seconds": ours["score_seconds"],
                  "pairs_per_s": n / ours["score_seconds"], "peak_rss_mb": ours["peak_rss_mb"],
-                 "signature": ours["signature"]})
-    plain, tied = _deltas(ours, best, ours["tie_ambiguous"])
-    same_sentences = sum(ours["sentences"][t] == best["sentences"][t] for t in best["sentences"])
+                 "peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"), "signature": ours["signature"]})
     result = {
-        "pairs": n, "released_best_batch_size": best_bs,
-        "released_best_pairs_per_s": n / best["score_seconds"],
-        "radscore_pairs_per_s": n / ours["score_seconds"],
-        "ratio_vs_released_best": best["score_seconds"] / ours["score_seconds"],
-        "max_abs_delta_vs_released": max(plain) if plain else None, "aligned_pairs_compared": len(plain),
-        "tie_ambiguous_pairs": int(sum(ours["tie_ambiguous"])),
-        "tie_ambiguous_max_abs_delta": max(tied) if tied else None,
-        "texts": len(best["sentences"]), "texts_with_released_sentence_lists": same_sentences,
+        "pairs": n, "device": args.device, "radscore_batch_size": ours["signature"]["batch_size"],
+        "radscore_pairs_per_s": n / ours["score_seconds"], "radscore_seconds": ours["score_seconds"],
+        "radscore_peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"),
+        "released_best_batch_size": best_bs, "released_best_pairs_per_s": None, "ratio_vs_released_best": None,
+        "max_abs_delta_vs_released": None, "aligned_pairs_compared": 0,
+        "tie_ambiguous_pairs": int(sum(ours["tie_ambiguous"])), "tie_ambiguous_max_abs_delta": None,
+        "texts": None, "texts_with_released_sentence_lists": None, "released_best_seconds": None,
+        "released_versions": None,
         "sentences_in_pairs": ours["sentences_in_pairs"], "distinct_sentences": ours["distinct_sentences"],
         "repetition_factor": ours["sentences_in_pairs"] / max(1, ours["distinct_sentences"]),
         "ner_pieces": ours["ner_pieces"], "distinct_entity_texts": ours["distinct_entity_texts"],
         "encoder_pieces": ours["encoder_pieces"],
         "necessary_gflop": (ours["ner_flops"] + ours["encoder_flops"]) / 1e9,
-        "radscore_seconds": ours["score_seconds"], "released_best_seconds": best["score_seconds"],
-        "released_versions": best["versions"],
-        "variants": {},
+        "batch_sizes": {}, "variants": {},
     }
+    if best is not None:
+        plain, tied = _deltas(ours, best, ours["tie_ambiguous"])
+        same_sentences = sum(ours["sentences"][t] == best["sentences"][t] for t in best["sentences"])
+        result.update({
+            "released_device": best["device"], "released_best_pairs_per_s": n / best["score_seconds"],
+            "ratio_vs_released_best": best["score_seconds"] / ours["score_seconds"],
+            "max_abs_delta_vs_released": max(plain) if plain else None, "aligned_pairs_compared": len(plain),
+            "tie_ambiguous_max_abs_delta": max(tied) if tied else None,
+            "texts": len(best["sentences"]), "texts_with_released_sentence_lists": same_sentences,
+            "released_best_seconds": best["score_seconds"], "released_versions": best["versions"]})
+    for bs in args.radscore_batch_sizes if first else []:
+        print(f"[{name}] radscore{on}, batch_size={bs} ...", flush=True)
+        r = run_ours(cands, refs, args.ner, encoder, device=args.device, batch_size=bs, warmup_pairs=warm)
+        d = [abs(x - y) for x, y in zip(r["scores"], ours["scores"])]
+        runs.append({"run": f"radscore batch_size={bs}", "pairs": n, "seconds": r["score_seconds"],
+                     "pairs_per_s": n / r["score_seconds"], "peak_rss_mb": r["peak_rss_mb"],
+                     "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"), "signature": r["signature"]})
+        result["batch_sizes"][str(bs)] = {"pairs_per_s": n / r["score_seconds"],
+                                          "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"),
+                                          "max_abs_delta_vs_default": max(d) if d else None}
     bf16_reason = _openvino_bf16()
     for variant in args.variants:
+        if VARIANTS[variant]["backend"] == "openvino" and cuda:
+            result["variants"][variant] = {"skipped": "OpenVINO runs on the CPU only; this run is on CUDA"}
+            continue
         if variant == "openvino-bf16" and bf16_reason:
             result["variants"][variant] = {"skipped": bf16_reason}
             continue
         m = min(n, args.variant_pairs or n)
-        print(f"[{name}] radscore {variant}, {m} pairs ...", flush=True)
-        r = run_ours(cands[:m], refs[:m], args.ner, encoder, **VARIANTS[variant])
+        print(f"[{name}] radscore {variant}{on}, {m} pairs ...", flush=True)
+        r = run_ours(cands[:m], refs[:m], args.ner, encoder, device=args.device, batch_size=args.batch_size,
+                     warmup_pairs=warm, **VARIANTS[variant])
         d = [abs(a - b) for a, b in zip(r["scores"], ours["scores"])]
         runs.append({"run": f"radscore {variant} (opt-in)" + (f" ({m} pairs)" if m < n else ""), "pairs": m,
                      "seconds": r["score_seconds"], "pairs_per_s": m / r["score_seconds"],
-                     "peak_rss_mb": r["peak_rss_mb"], "signature": r["signature"]})
+                     "peak_rss_mb": r["peak_rss_mb"], "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"),
+                     "signature": r["signature"]})
         result["variants"][variant] = {
             "pairs": m, "pairs_per_s": m / r["score_seconds"],
-            "ratio_vs_released_best": (m / r["score_seconds"]) / (n / best["score_seconds"]),
+            "ratio_vs_radscore_fp32": (m / r["score_seconds"]) / (n / ours["score_seconds"]),
+            "ratio_vs_released_best": ((m / r["score_seconds"]) / (n / best["score_seconds"])) if best else None,
             "max_abs_delta_vs_fp32": max(d), "mean_abs_delta_vs_fp32": sum(d) / m,
             "pairs_over_1e-5": sum(x > 1e-5 for x in d), "ran_as": r["signature"]}
     result["runs"] = runs
     return result
 
 
+def device_facts(device: str) -> dict:
+    """What the run ran on: the CPU always, the GPU's name and torch's CUDA version on CUDA."""
+    import torch
+
+    facts = {"device": device, "torch": torch.__version__}
+    if device == "cuda":
+        facts.update({"device_name": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
+                      "gpu_memory_gib": torch.cuda.get_device_properties(0).total_memory / 2**30})
+    else:
+        facts["device_name"] = _cpu_name()
+    return facts
+
+
+def check_device(device: str) -> None:
+    """Fail before any work when CUDA is asked for and torch sees none."""
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        sys.exit(f"bench_ratescore: --device cuda, but torch {torch.__version__} ({build}) sees no CUDA device")
+
+
+def result_path(result: dict) -> Path:
+    """``ratescore_<hardware class>.json`` on the CPU, ``ratescore_cuda_<GPU name>.json`` on CUDA."""
+    if result["device"] == "cuda":
+        tag = "cuda_" + "".join(c if c.isalnum() or c in "-." else "-" for c in result["device_name"]).strip("-")
+    else:
+        tag = result["hardware_class"]
+    return ROOT / "benchmarks" / "results" / f"ratescore_{tag}.json"
+
+
 def benchmark(args) -> dict:
     sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
-    encoder = resolve_model_path(PACKAGED_MINILM)
-    python = ensure_released_venv()
+    encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
+    if args.no_released:
+        python, released = None, {"ran": False, "reason": "--no-released: radscore only"}
+    else:
+        python = ensure_released_venv()
+        released = {"ran": True, "python": str(python), "device": "cuda:0" if args.device == "cuda" else "cpu",
+                    "how": "RaTEScore(use_gpu=True), the package's own switch" if args.device == "cuda"
+                    else "RaTEScore(use_gpu=False)"}
     print("building workloads ...", flush=True)
     workloads = make_workloads(args.workloads, args.pairs)
-    result = {"ner": str(args.ner), "encoder": PACKAGED_MINILM, "matrix": "long", "cpu_count": os.cpu_count(),
-              "cpu": _cpu_name(), **cpu_class(), "gemm_measurements": [], "workloads": {}}
-    for name, (cands, refs) in workloads.items():
-        gemm = gemm_throughput()  # before each workload and once at the end: how steady the machine was
+    result = {"ner": str(args.ner), "encoder": args.encoder or PACKAGED_MINILM, "matrix": "long",
+              **device_facts(args.device),
+              "released_package": released, "cpu_count": os.cpu_count(), "cpu": _cpu_name(), **cpu_class(),
+              "gemm_measurements": [], "workloads": {}}
+    for k, (name, (cands, refs)) in enumerate(workloads.items()):
+        # before each workload and once at the end: how steady the machine was
+        gemm = gemm_throughput(device=args.device)
         result["gemm_measurements"].append(gemm)
-        print(f"fp32 GEMM throughput: {gemm['flops_per_s'] / 1e9:.1f} GFLOP/s ({gemm['threads']} threads)", flush=True)
-        result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python)
-    result["gemm_measurements"].append(gemm_throughput())
+        print(f"fp32 GEMM throughput on {args.device}: {gemm['flops_per_s'] / 1e9:.1f} GFLOP/s", flush=True)
+        result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python, first=k == 0)
+    result["gemm_measurements"].append(gemm_throughput(device=args.device))
     # the floor divides by the highest throughput measured in the run (the machine's best)
     peak = max(g["flops_per_s"] for g in result["gemm_measurements"])
     result["gemm_flops_per_s_for_floor"] = peak
     for w in result["workloads"].values():
         w["fp32_floor_seconds"] = w["necessary_gflop"] * 1e9 / peak
         w["radscore_distance_to_floor"] = w["radscore_seconds"] / w["fp32_floor_seconds"]
-        w["released_best_distance_to_floor"] = w["released_best_seconds"] / w["fp32_floor_seconds"]
+        w["released_best_distance_to_floor"] = (w["released_best_seconds"] / w["fp32_floor_seconds"]
+                                                if w["released_best_seconds"] else None)
     result["load_average_1min_at_end"] = os.getloadavg()[0]
     if args.big:
         result.update(memory_runs(args, encoder))
@@ -513,8 +621,9 @@ def memory_runs(args, encoder: str) -> dict:
     for size in (args.big // 10, args.big):
         print(f"radscore on {size} distinct pairs (memory, NER {big_ner}) ...", flush=True)
         reports = shuffled_reports(2 * size)
-        r = run_ours(reports[:size], reports[size:], big_ner, big_encoder)
-        out[f"memory_{size}_pairs"] = {"ner": "tiny random" if args.big_ner == "tiny" else str(big_ner),
+        r = run_ours(reports[:size], reports[size:], big_ner, big_encoder, device=args.device)
+        out[f"memory_{size}_pairs"] = {"device": args.device,
+                                       "ner": "tiny random" if args.big_ner == "tiny" else str(big_ner),
                                        "encoder": "tiny random" if args.big_encoder == "tiny" else str(big_encoder),
                                        "pairs_per_s": size / r["score_seconds"], "peak_rss_mb": r["peak_rss_mb"],
                                        "rss_after_chunk_mb": r["rss_after_chunk_mb"]}
@@ -524,24 +633,34 @@ def memory_runs(args, encoder: str) -> dict:
 def print_table(result: dict) -> None:
     print(f"\nCPU: {result['cpu']} x {result['cpu_count']}, hardware class {result['hardware_class']} "
           f"(flags {' '.join(result['cpu_flags']) or 'none of ' + ', '.join(CLASS_FLAGS)})")
+    print(f"device: {result['device']} ({result['device_name']}); released package: "
+          + (f"on {result['released_package']['device']}" if result["released_package"]["ran"]
+             else f"not run ({result['released_package']['reason']})"))
     for name, w in result["workloads"].items():
         print(f"\n== {name}: {w['pairs']} pairs, {w['distinct_sentences']} distinct sentences "
               f"(repetition {w['repetition_factor']:.2f}x), {w['necessary_gflop']:.0f} GFLOP necessary")
         print(f"{'run':<52} {'pairs/s':>8} {'peak RSS MB':>12}")
         for row in w["runs"]:
             print(f"{row['run']:<52} {row['pairs_per_s']:>8.2f} {row['peak_rss_mb']:>12.0f}")
-        print(f"radscore / released (batch_size={w['released_best_batch_size']}): {w['ratio_vs_released_best']:.2f}x; "
-              f"max |Δscore| {w['max_abs_delta_vs_released'] or 0:.1e} over {w['aligned_pairs_compared']} pairs "
-              f"({w['tie_ambiguous_pairs']} tie-ambiguous left out, their max |Δ| {w['tie_ambiguous_max_abs_delta'] or 0:.1e}); "
-              f"released sentence lists on {w['texts_with_released_sentence_lists']}/{w['texts']} texts")
-        print(f"fp32 floor {w['fp32_floor_seconds']:.2f} s: radscore {w['radscore_distance_to_floor']:.2f}x it, "
-              f"released {w['released_best_distance_to_floor']:.2f}x")
+        if w["ratio_vs_released_best"] is not None:
+            print(f"radscore / released (batch_size={w['released_best_batch_size']}): {w['ratio_vs_released_best']:.2f}x; "
+                  f"max |Δscore| {w['max_abs_delta_vs_released'] or 0:.1e} over {w['aligned_pairs_compared']} pairs "
+                  f"({w['tie_ambiguous_pairs']} tie-ambiguous left out, their max |Δ| {w['tie_ambiguous_max_abs_delta'] or 0:.1e}); "
+                  f"released sentence lists on {w['texts_with_released_sentence_lists']}/{w['texts']} texts")
+        released = (f"released {w['released_best_distance_to_floor']:.2f}x"
+                    if w["released_best_distance_to_floor"] is not None else "released not run")
+        print(f"fp32 floor {w['fp32_floor_seconds']:.2f} s: radscore {w['radscore_distance_to_floor']:.2f}x it, {released}")
+        for bs, r in w["batch_sizes"].items():
+            print(f"radscore batch_size={bs}: {r['pairs_per_s']:.1f} pairs/s, max |Δ| vs the default "
+                  f"{r['max_abs_delta_vs_default'] or 0:.1e}")
         for v, r in w["variants"].items():
             if "skipped" in r:
                 print(f"{v}: skipped ({r['skipped']})")
             else:
-                print(f"{v}: {r['ratio_vs_released_best']:.2f}x the released; |Δ| vs fp32 max {r['max_abs_delta_vs_fp32']:.1e}, "
-                      f"mean {r['mean_abs_delta_vs_fp32']:.1e}")
+                vs_released = (f"{r['ratio_vs_released_best']:.2f}x the released, "
+                               if r["ratio_vs_released_best"] is not None else "")
+                print(f"{v}: {r['ratio_vs_radscore_fp32']:.2f}x radscore fp32, {vs_released}|Δ| vs fp32 max "
+                      f"{r['max_abs_delta_vs_fp32']:.1e}, mean {r['mean_abs_delta_vs_fp32']:.1e}")
     for key in [k for k in result if k.startswith("memory_")]:
         m = result[key]
         print(f"{key}: {m['pairs_per_s']:.0f} pairs/s, peak RSS {m['peak_rss_mb']:.0f} MB, "
@@ -550,7 +669,18 @@ def print_table(result: dict) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where both packages score (cuda: the first GPU, for both; default cpu)")
+    p.add_argument("--no-released", action="store_true",
+                   help="radscore only: skip the released package (e.g. where its venv cannot be made)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
+    p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
+                   help="extra radscore runs at these batch sizes on the first workload")
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    p.add_argument("--encoder", default=None,
+                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2); "
+                        "benchmarks/gpu_session.sh passes its carried NER folder (benchmarks/gpu_carry.py)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])
@@ -566,15 +696,17 @@ def main(argv=None) -> None:
                         "minutes; the streaming code is the same) or a folder, e.g. the --ner export")
     p.add_argument("--big-encoder", default="tiny",
                    help="entity encoder for the memory run: 'tiny' (default) or a model folder / packaged name")
-    p.add_argument("--out", default=None, help="default: benchmarks/results/ratescore_<hardware class>.json "
-                   "(benchmarks/results/ratescore.json holds the 2-core AVX2-only run of 2026-11-26)")
+    p.add_argument("--out", default=None, help="default: benchmarks/results/ratescore_<hardware class>.json on the "
+                   "CPU, ratescore_cuda_<GPU name>.json on CUDA (benchmarks/results/ratescore.json holds the "
+                   "2-core AVX2-only run of 2026-11-26)")
     args = p.parse_args(argv)
     if len(args.pairs) != len(args.workloads):
         p.error("give one --pairs value per workload")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
+    check_device(args.device)
     result = benchmark(args)
-    args.out = args.out or str(ROOT / "benchmarks" / "results" / f"ratescore_{result['hardware_class']}.json")
+    args.out = args.out or str(result_path(result))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print_table(result)

@@ -5,7 +5,10 @@ the ``released_python`` fixture of ``tests/conftest.py`` calls it), never import
     .venv-ratescore/bin/python benchmarks/ratescore_driver.py IN.json OUT.json
 
 ``IN.json``: ``{"candidates": [...], "references": [...], "ner": folder, "encoder": folder,
-"matrix": "long" | "short" | JSON path, "batch_size": 1, "entities": false}``.
+"matrix": "long" | "short" | JSON path, "batch_size": 1, "entities": false, "use_gpu": false,
+"warmup_pairs": 0}``. ``use_gpu`` is the package's own switch (its models and inputs on ``cuda``,
+i.e. the first GPU); ``warmup_pairs`` scores that many leading pairs once before the timed call
+(on CUDA the first call also pays for the kernels' and cuBLAS's start-up).
 
 ``OUT.json``: ``scores`` (the package's list, as returned), ``alignment`` (for each returned score,
 the candidate and reference indices it was computed from: the package drops reports with no kept
@@ -37,10 +40,13 @@ def main(in_path: str, out_path: str) -> None:
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
     scorer = RaTEScore(bert_model=job["ner"], eval_model=job["encoder"], batch_size=int(job.get("batch_size", 1)),
-                       use_gpu=False, affinity_matrix=job.get("matrix", "long"))
+                       use_gpu=bool(job.get("use_gpu", False)), affinity_matrix=job.get("matrix", "long"))
     load_seconds = time.perf_counter() - t0
 
     cands, refs = job["candidates"], job["references"]
+    warm = int(job.get("warmup_pairs", 0))
+    if warm:
+        scorer.compute_score(cands[:warm], refs[:warm])
     t0 = time.perf_counter()
     scores = scorer.compute_score(cands, refs)
     score_seconds = time.perf_counter() - t0
@@ -51,7 +57,8 @@ def main(in_path: str, out_path: str) -> None:
     kept_r = [i for i, t in enumerate(refs) if sentences[t]]
     out = {"scores": [float(s) for s in scores], "alignment": [list(p) for p in zip(kept_c, kept_r)],
            "sentences": sentences, "load_seconds": load_seconds, "score_seconds": score_seconds,
-           "peak_rss_mb": peak_rss_mb, "batch_size": scorer.batch_size,
+           "peak_rss_mb": peak_rss_mb, "batch_size": scorer.batch_size, "device": str(scorer.device),
+           "warmup_pairs": warm,
            "versions": {name: version(name) for name in ("ratescore", "torch", "transformers", "medspacy", "PyRuSH")}}
     if job.get("entities"):
         args = (scorer.idx2label, scorer.tokenizer, scorer.model, scorer.device, scorer.batch_size)

@@ -152,19 +152,23 @@ class ClinicalBLEURT(Scorer):
         model: export folder (manifest kind ``bleurt``), or a folder/Hub id holding a
             ``*ForSequenceClassification`` model with one output (e.g. a converted BLEURT-20,
             ``python -m train bleurt convert``).
-        batch_size: pairs per forward pass.
-        device: ``None`` picks CUDA when present, else the CPU.
+        batch_size: pairs per forward pass; ``None`` (default): the device's default, 32 on the
+            CPU and 128 on CUDA (:data:`radscore.device.DEFAULT_BATCH_SIZES`).
+        device: ``None`` picks CUDA when present, else the CPU; ``"cpu"``, ``"cuda"``, ``"cuda:1"``
+            or a :class:`torch.device`. The model and every input go there; CUDA where torch sees
+            none is a ``ValueError``.
         max_length: longest pair in pieces; default: the length the export was trained with,
             capped by the model's position table.
     """
 
-    def __init__(self, model: str, batch_size: int = 32, device=None, max_length: int | None = None):
+    def __init__(self, model: str, batch_size: int | None = None, device=None, max_length: int | None = None):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from radscore.ner import pick_device
-
+        from radscore.device import resolve_batch_size, resolve_device
         from radscore.hub import snapshot
 
+        self.device = resolve_device(device, "ClinicalBLEURT")
+        self.batch_size = resolve_batch_size(batch_size, "ClinicalBLEURT", self.device)
         self.source = str(model)
         self.path = path = snapshot(self.source, "ClinicalBLEURT model")
         self.manifest = read_manifest(path, "bleurt") if Path(path, MANIFEST).is_file() else None
@@ -173,11 +177,9 @@ class ClinicalBLEURT(Scorer):
         if self.model.config.num_labels != 1:
             raise ValueError(f"{model}: a regressor has one output, this model has "
                              f"{self.model.config.num_labels} labels")
-        self.device = pick_device(device)
         self.model.to(self.device).eval()
         trained = (self.manifest or {}).get("max_length")
         self.max_length = model_max_length(self.model, self.tokenizer, max_length or trained)
-        self.batch_size = max(1, int(batch_size))
         pad = self.tokenizer.pad_token_id
         self.pad_id = 0 if pad is None else pad
 
@@ -194,7 +196,8 @@ class ClinicalBLEURT(Scorer):
 
         return {"radscore": __version__, "model": {**fingerprint(self.path), "source": self.source},
                 "max_length": self.max_length,
-                "length_rule": "longest_first", "target": (self.manifest or {}).get("target")}
+                "length_rule": "longest_first", "target": (self.manifest or {}).get("target"),
+                "device": str(self.device), "batch_size": self.batch_size}
 
     @torch.inference_mode()
     def predict(self, pairs: list[EncodedPair]) -> list[float]:

@@ -349,14 +349,17 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    "different scores; builtin is its old name)")
     p.add_argument("--pooling", choices=["cls", "mean"], default="cls")
     p.add_argument("--empty-score", type=float, default=0.5)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="items per forward pass (default: the metric's default for the device; ratescore: 64 on the "
+                        "CPU, 256 on CUDA; see radscore.device)")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                    help="ratescore bf16 (opt-in): the models run in bfloat16, faster only on CPUs with native bf16 "
                         "(AMX, AVX512-BF16) and GPUs; scores differ (see benchmarks/results/ratescore.json)")
     p.add_argument("--backend", choices=["torch", "openvino"], default="torch",
                    help="ratescore openvino (opt-in, CPU, radscore[openvino]): the models run by OpenVINO from IR "
                         "converted once and kept next to the export; fp32 scores equal torch's to float32 rounding")
-    p.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
+    p.add_argument("--device", default=None,
+                   help="cpu, cuda, cuda:N (default: CUDA when present, else CPU; cuda without CUDA is an error)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 

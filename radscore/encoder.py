@@ -40,7 +40,7 @@ class EntityEncoder:
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; expected one of {list(POOLINGS)}")
         self.source, self.pooling, self.max_length = str(source), pooling, int(max_length)
-        self.device = pick_device(device)
+        self.device = pick_device(device, "entity encoder")
         self.batch_size = max(1, int(batch_size))
         path = resolve_model_path(self.source)
         remote = {"trust_remote_code": True} if trust_remote_code else {}

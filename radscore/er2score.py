@@ -19,6 +19,7 @@ from typing import Iterator, Sequence
 
 import torch
 
+from radscore.device import resolve_batch_size, resolve_device
 from radscore.inputs import check_reports, pair_arguments
 from radscore.reward_model import MultiRewardModel
 from radscore.scorer import Scorer
@@ -51,17 +52,21 @@ class ER2Score(Scorer):
             or the Hub id it was published under (the snapshot is downloaded or taken from the
             Hub cache).
         base_model: overrides the base model id recorded in the export (e.g. a local copy).
-        batch_size: prompts per forward pass.
-        device: ``None`` picks CUDA when present, else the CPU.
+        batch_size: prompts per forward pass; ``None`` (default): the device's default, 16
+            (:data:`radscore.device.DEFAULT_BATCH_SIZES`).
+        device: ``None`` picks CUDA when present, else the CPU; ``"cpu"``, ``"cuda"``, ``"cuda:1"``
+            or a :class:`torch.device`. The model and every input go there; CUDA where torch sees
+            none is a ``ValueError``.
         dtype: dtype of the base model (e.g. ``"bfloat16"`` for 7-8B backbones); None = float32.
         progress: show a tqdm progress bar while scoring.
     """
 
-    def __init__(self, export: str | Path, base_model: str | None = None, batch_size: int = 16,
+    def __init__(self, export: str | Path, base_model: str | None = None, batch_size: int | None = None,
                  device=None, dtype: str | None = None, progress: bool = True):
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = resolve_device(device, "ER2Score")
+        self.batch_size = resolve_batch_size(batch_size, "ER2Score", self.device)
         self.model = MultiRewardModel.from_export(export, base_model=base_model, dtype=dtype).to(self.device)
-        self.export, self.batch_size, self.progress = str(export), max(1, int(batch_size)), progress
+        self.export, self.progress = str(export), progress
         self.base_model = base_model
         self.system = self.model.system
         self.truncated = 0  # prompts cut to max_length by the last call of score() (reference first)
@@ -93,7 +98,8 @@ class ER2Score(Scorer):
         return {"radscore": __version__, "export": fingerprint(self.export),
                 "base_model": fingerprint(self.base_model or self.model.base_model),
                 "higher_is_better": self.system.higher_is_better,
-                "system": self.system.name, "prompt_template": self.model.prompt_template}
+                "system": self.system.name, "prompt_template": self.model.prompt_template,
+                "device": str(self.device), "batch_size": self.batch_size}
 
     @torch.no_grad()
     def rewards(self, candidates: Sequence[str], references: Sequence[str],

@@ -27,6 +27,7 @@ from typing import NamedTuple, Sequence
 
 import torch
 
+from radscore.device import resolve_device
 from radscore.export import MANIFEST, read_manifest
 from radscore.labels import check_label_mapping
 from radscore.span_model import HEAD_CONFIG, SpanNERModel, decode_spans, enumerate_spans, word_piece_bounds
@@ -43,11 +44,10 @@ class Entity(NamedTuple):
     type: str
 
 
-def pick_device(device: str | torch.device | None) -> torch.device:
-    """``None`` picks CUDA when present, else the CPU."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+def pick_device(device: str | torch.device | None, scorer: str = "radscore") -> torch.device:
+    """``None`` picks CUDA when present, else the CPU; CUDA asked for where there is none is a
+    ``ValueError`` naming ``scorer`` (:func:`radscore.device.resolve_device`)."""
+    return resolve_device(device, scorer)
 
 
 def decode_released(tokens: Sequence[str], labels: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -179,7 +179,7 @@ class IOBRecognizer(_Recognizer):
             raise ValueError(f"{source}: not a RaTE NER model: {err}") from None
         model = AutoModelForTokenClassification.from_pretrained(source)
         tokenizer = AutoTokenizer.from_pretrained(source)
-        return cls(source, model, tokenizer, pick_device(device), batch_size,
+        return cls(source, model, tokenizer, pick_device(device, "NER model"), batch_size,
                    getattr(config, "max_position_embeddings", None))
 
     def __call__(self, sentences: Sequence[str]) -> list[list[Entity]]:
@@ -235,7 +235,7 @@ class SpanRecognizer(_Recognizer):
         tokenizer = AutoTokenizer.from_pretrained(source)
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError(f"{source}: the span model needs a fast tokenizer (word ids)")
-        return cls(source, model, tokenizer, pick_device(device), batch_size,
+        return cls(source, model, tokenizer, pick_device(device, "NER model"), batch_size,
                    getattr(model.encoder.config, "max_position_embeddings", None))
 
     def __call__(self, sentences: Sequence[str]) -> list[list[Entity]]:

@@ -11,7 +11,8 @@ Differences from the released ``ratescore`` 0.6.0 package, all deliberate:
   with no entity, gets ``empty_score`` (the released code drops such reports and shifts every
   later score by one);
 - a sentence longer than the NER model's maximum is read in windows, not truncated;
-- ``device=None`` uses CUDA only when present;
+- ``device=None`` uses CUDA only when present; CUDA asked for where there is none is an error, not
+  a silent CPU run (:mod:`radscore.device`), and ``batch_size=None`` takes a batch size for the device;
 - the default sentence splitter, ``"rush"`` (:mod:`radscore.rush`), is radscore's own
   reimplementation of the released package's (medspacy's PyRuSH on spaCy's English tokens) and
   gives the same sentences without medspacy; ``splitter="pyrush"`` runs medspacy itself (where it
@@ -43,6 +44,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch
 
+from radscore.device import resolve_batch_size, resolve_device
 from radscore.encoder import EntityEncoder
 from radscore.export import read_manifest
 from radscore.models import PACKAGED_MINILM
@@ -165,8 +167,12 @@ class RaTEScore(Scorer):
             released ones) or a callable text -> sentences.
         pooling: entity vector, ``"cls"`` (released) or ``"mean"``.
         empty_score: the score of a pair where either report has no entity.
-        batch_size: sentences per NER forward pass (entity texts per encoder pass: 4x).
-        device: ``None`` picks CUDA when present, else the CPU.
+        batch_size: sentences per NER forward pass (entity texts per encoder pass: 4x); ``None``
+            (default): the device's default, 64 on the CPU and 256 on CUDA
+            (:data:`radscore.device.DEFAULT_BATCH_SIZES`).
+        device: ``None`` picks CUDA when present, else the CPU (``"openvino"`` backend: the CPU);
+            ``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a :class:`torch.device`. Both models and every
+            input go there; CUDA where torch sees none is a ``ValueError``.
         chunk_size: pairs processed together; bounds memory on large inputs.
         precision: ``"fp32"`` (default: the released package's arithmetic, identical scores) or
             ``"bf16"`` (opt-in: the models run in bfloat16 (torch autocast, or OpenVINO's bf16
@@ -189,7 +195,7 @@ class RaTEScore(Scorer):
 
     def __init__(self, ner: str | None = None, encoder: str | None = None, affinity_matrix: Any = "long",
                  penalty: str = "official", splitter: str | Callable | None = None, pooling: str = "cls",
-                 empty_score: float = 0.5, batch_size: int = 64, device=None, chunk_size: int = 2048,
+                 empty_score: float = 0.5, batch_size: int | None = None, device=None, chunk_size: int = 2048,
                  precision: str = "fp32", trust_remote_code: bool = False, cache_size: int = 0,
                  backend: str = "torch"):
         if penalty not in PENALTY_MODES:
@@ -199,6 +205,10 @@ class RaTEScore(Scorer):
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; expected one of {list(BACKENDS)}")
         self.precision, self.backend = precision, backend
+        if device is None and backend == "openvino":
+            device = "cpu"
+        device = resolve_device(device, "RaTEScore")
+        batch_size = resolve_batch_size(batch_size, "RaTEScore", device)
         ner = OFFICIAL_NER if ner is None else str(ner)
         if encoder is None:
             encoder = OFFICIAL_ENCODER if ner == OFFICIAL_NER else PACKAGED_MINILM
@@ -223,7 +233,7 @@ class RaTEScore(Scorer):
         except OSError as err:  # transformers / huggingface_hub: not a folder, not reachable
             raise not_found(ner, "NER model", err) from None
         try:
-            self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * max(1, int(batch_size)),
+            self.encoder = EntityEncoder(encoder, pooling, self.ner.device, 4 * batch_size,
                                          trust_remote_code=trust_remote_code)
         except OSError as err:
             raise not_found(encoder, "entity encoder", err) from None
@@ -298,7 +308,8 @@ class RaTEScore(Scorer):
                 "encoder": fingerprint(self.encoder.source), "pooling": self.encoder.pooling,
                 "splitter": self.splitter_name, "splitter_rules": self._splitter_rules(),
                 "penalty": self.penalty_mode, "precision": self.precision, "backend": self.backend,
-                "backend_precision": self.backend_precision,
+                "backend_precision": self.backend_precision, "device": str(self.ner.device),
+                "batch_size": self.ner.batch_size,
                 "empty_score": self.empty_score, "affinity_matrix": self.matrix.to_official()}
 
     def _splitter_rules(self) -> str | None:

@@ -47,7 +47,7 @@ class MetricSpec:
     label: str | None = None  # the headline's label in summaries and comparisons (default: display_name)
     cli_options: str | None = None  # "module:function"(argparse namespace) -> scorer options, for
     #                                metrics with flags of their own; default {export_keyword: --model,
-    #                                batch_size, device}
+    #                                device, and batch_size when --batch-size is given}
     defaults: dict = field(default_factory=dict)  # options make_scorer adds unless given
     shared_references: dict = field(default_factory=dict)  # options added when one scorer scores several
     #                                systems against the same references (radscore compare)
@@ -169,7 +169,10 @@ def options_from_args(spec: MetricSpec, args: Any) -> dict:
         return builder(args)
     if not args.model:
         raise ValueError(f"--metric {spec.name} needs --model (an export folder or a Hub id)")
-    return {spec.export_keyword: args.model, "batch_size": args.batch_size, "device": args.device}
+    options = {spec.export_keyword: args.model, "device": args.device}
+    if args.batch_size is not None:  # else the scorer's own default (for radscore's: by device)
+        options["batch_size"] = args.batch_size
+    return options
 
 
 _EXAMPLE = '(["No pleural effusion."], ["Small left pleural effusion."])'

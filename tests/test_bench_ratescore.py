@@ -1,5 +1,5 @@
-"""The RaTEScore benchmark's own arithmetic: the FLOP count behind the fp32 floor, and workloads
-whose sentences never repeat (``benchmarks/bench_ratescore.py``)."""
+"""The RaTEScore benchmark's own arithmetic: the FLOP count behind the fp32 floor, workloads whose
+sentences never repeat, and its --device option (``benchmarks/bench_ratescore.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from bench_ratescore import bert_flops, cpu_class, distinct_pairs, long_pairs  # noqa: E402
+from bench_ratescore import bert_flops, cpu_class, distinct_pairs, long_pairs, main, result_path  # noqa: E402
 
 
 @pytest.mark.parametrize("length", [1, 7, 30])
@@ -52,3 +52,41 @@ def test_the_hardware_class_comes_from_the_cpu_flags():
     assert cpu_class({"sse4_2"}) == {"cpu_flags": [], "hardware_class": "baseline"}
     here = cpu_class()  # this machine's /proc/cpuinfo
     assert here["hardware_class"] in ("amx", "avx512-bf16", "avx512", "avx2", "baseline")
+
+
+def test_the_result_file_is_named_for_the_device():
+    cpu = {"device": "cpu", "device_name": "AMD EPYC", "hardware_class": "avx512-bf16"}
+    assert result_path(cpu).name == "ratescore_avx512-bf16.json"
+    gpu = {"device": "cuda", "device_name": "NVIDIA H200", "hardware_class": "avx512"}
+    assert result_path(gpu).name == "ratescore_cuda_NVIDIA-H200.json"
+    assert result_path({**gpu, "device_name": "NVIDIA H100 80GB HBM3"}).name == "ratescore_cuda_NVIDIA-H100-80GB-HBM3.json"
+
+
+def test_device_option_rejects_unknown_devices_and_cuda_without_cuda(tmp_path, monkeypatch, capsys):
+    with pytest.raises(SystemExit):
+        main(["--device", "tpu", "--ner", str(tmp_path)])
+    assert "invalid choice: 'tpu'" in capsys.readouterr().err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match="--device cuda, but torch .* sees no CUDA device"):
+        main(["--device", "cuda", "--ner", str(tmp_path), "--no-released"])
+
+
+def test_a_small_cpu_run_records_the_device(tmp_path):
+    """Radscore only (--no-released), two sample pairs, a tiny random NER export: the JSON says
+    where it ran, that the released package did not, and which batch size radscore took."""
+    import json
+
+    from train.rehearsal.tiny import build_tiny_iob_export
+
+    ner = build_tiny_iob_export(tmp_path / "ner", head_std=0.3, o_bias=-1.0)
+    out = tmp_path / "bench.json"
+    main(["--device", "cpu", "--no-released", "--ner", ner, "--workloads", "sample", "--pairs", "2",
+          "--variants", "--big", "0", "--released-bs1-pairs", "0", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["device"] == "cpu" and result["device_name"] and result["torch"] == torch.__version__
+    assert result["released_package"] == {"ran": False, "reason": "--no-released: radscore only"}
+    w = result["workloads"]["sample"]
+    assert w["device"] == "cpu" and w["radscore_batch_size"] == 64 and w["radscore_pairs_per_s"] > 0
+    assert w["ratio_vs_released_best"] is None and w["max_abs_delta_vs_released"] is None
+    assert [r["signature"]["device"] for r in w["runs"]] == ["cpu"]
+    assert {g["device"] for g in result["gemm_measurements"]} == {"cpu"}
