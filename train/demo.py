@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from radscore.scoring import AffinityMatrix
-from train.evaluation.baselines import TRIVIAL_LABELS
+from train.evaluation.baselines import SHALLOW_LABEL, SHALLOW_NAME, TRIVIAL_LABELS
 from train.lightning.run_folder import RunFolder
 
 SYNTHETIC_NOTE = ("SYNTHETIC data: sample reports edited by data.synth with simulated ratings. These numbers "
@@ -38,7 +38,7 @@ SYNTHETIC_NOTE = ("SYNTHETIC data: sample reports edited by data.synth with simu
 METRIC_LABELS = {"ratescore_long": "RaTEScore (released long W)", "ratescore_short": "RaTEScore (released short W)",
                  "ratescore_tuned": "RaTEScore (tuned W, this run)", "bleu4": "BLEU-4", "bleu2": "BLEU-2",
                  "rougeL": "ROUGE-L", "bertscore": "BERTScore (MiniLM)", "meteor": "METEOR",
-                 **TRIVIAL_LABELS}
+                 **TRIVIAL_LABELS, SHALLOW_NAME: SHALLOW_LABEL}
 
 
 def _stage(name: str, timings: dict, t0: float) -> None:
@@ -151,6 +151,28 @@ def held_out(cfg) -> tuple[list, list]:
     return [pairs[i] for i in split.test], read_rate_eval_task3(Path(cfg.data.path))
 
 
+def fitted_side(cfg) -> list:
+    """The pairs the TPE search fitted W and p on (the train side of the tune config's split): the
+    shallow learner beside the metrics is fitted on exactly these, never on a held-out pair."""
+    from train.tune.data import read_pairs, split_pairs
+
+    pairs = read_pairs(cfg.data)
+    return [pairs[i] for i in split_pairs(pairs, cfg.split).train]
+
+
+def shallow_scores(cfg, texts: dict[str, tuple[list, list]]) -> dict[str, np.ndarray]:
+    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    search's train pairs, with ``sign * rating`` as target so that higher is better, scoring each of
+    ``texts`` (name -> (references, candidates))."""
+    from train.evaluation.baselines import shallow_learner
+
+    train = fitted_side(cfg)
+    sign = float(cfg.objective.sign)
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train],
+                            [sign * p.rating for p in train])
+    return {name: model.predict(refs, cands) for name, (refs, cands) in texts.items()}
+
+
 def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
     from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
@@ -203,6 +225,10 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
                             str(export), encoder, matrices, cfg.scorer,
                             [b for b in baselines if b not in unavailable], progress)
     syn, opp = {k: v[:n_t] for k, v in both.items()}, {k: v[n_t:] for k, v in both.items()}
+    shallow = shallow_scores(cfg, {"held": (refs, cands), "syn": (originals, [t.synonym for t in triads]),
+                                   "opp": (originals, [t.opposite for t in triads])})
+    scores[SHALLOW_NAME] = shallow["held"]
+    syn[SHALLOW_NAME], opp[SHALLOW_NAME] = shallow["syn"], shallow["opp"]
     _stage("scoring the held-out pairs and the triads", timings, t0)
 
     t0 = time.perf_counter()
@@ -232,6 +258,7 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     ours = rows["ratescore_tuned"][cfg.objective.correlation]["value"]
     report = {"synthetic": True, "note": SYNTHETIC_NOTE, "ner_export": str(export),
               "tune_run": str(out / "tune"), "tune_config": tune_config,
+              "tune_seed": int(cfg.search.sampler_seed),
               "held_out": {"pairs": len(test), "groups": len(set(groups))}, "triads": len(triads),
               "metrics": rows, "unavailable": unavailable,
               "check_tuned_vs_tune_report": {"method": cfg.objective.correlation, "demo": ours,

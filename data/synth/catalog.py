@@ -170,7 +170,8 @@ def matched_pair(syn: Draft, opp: Draft, rng: random.Random, lex: Lexicon) -> bo
     :func:`cue_signature` where one exists, so that deleted or inserted cue words do not tell
     the members apart. False when either has no option."""
     flips = rewrites.find_opposites(opp, lex)
-    rewordings = _options(syn, lex, _meaning_finders(CUE_MEANING_KINDS, ()))
+    rewordings = (_options(syn, lex, _meaning_finders(CUE_MEANING_KINDS, ()))  # else any in-place rewording
+                  or _options(syn, lex, _meaning_finders(SENTENCE_MEANING_KINDS, ())))
     if not flips or not rewordings:
         return False
     flip = _pick(flips, rng)

@@ -252,7 +252,7 @@ def find_restate(draft: Draft, lex: Lexicon) -> list[Option]:
             continue
         out.append(Option("restate", None, False, "meaning-preserving: a finding of the findings restated "
                           "in the impression", positions[-1], op="insert", sentence=sent, section="impression",
-                          detail=(("source", "findings"),)))
+                          detail=(("restated_from", "findings"),)))
     return out
 
 

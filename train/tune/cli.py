@@ -23,8 +23,8 @@ from data.ratings import RatingFormatError
 from train.tune.config import TuneConfig, TuneConfigError, load_config
 from train.tune.data import data_fingerprint, read_pairs, split_pairs
 from train.tune.precompute import precompute
-from train.tune.report import (BASELINES, compare_matrices, compare_trivial, format_table, heatmap, history_plot,
-                               write_report)
+from train.tune.report import (BASELINES, compare_matrices, compare_shallow, compare_trivial, format_table, heatmap,
+                               history_plot, write_report)
 from train.tune.search import (Objective, SearchJob, StudyMismatchError, best_matrix, complete_trials,
                                enqueue_params, make_storage, open_study, run_search)
 
@@ -86,6 +86,8 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
     results = compare_matrices(matrices, splits, method, sign, int(rep.bootstrap_resamples),
                                float(rep.confidence), int(rep.seed))
     results.update(compare_trivial(pairs, {"train": split.train, "test": split.test}, ratings, groups, method, sign,
+                                   int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed)))
+    results.update(compare_shallow(pairs, {"train": split.train, "test": split.test}, ratings, groups, method, sign,
                                    int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed)))
     title = (f"tune-weights {cfg.name}: {label}{cfg.data.format}, {len(split.train)} train / "
              f"{len(split.test)} test pairs, {len(trials)} trials, penalty mode {cfg.scorer.penalty}")

@@ -4,7 +4,9 @@ Compared on the train and the test split, each with a grouped bootstrap CI
 (:func:`train.evaluation.metaeval.correlation_with_ci`): the tuned matrix, the released ``long`` and
 ``short`` matrices, a uniform ``W`` (every entry 1, ``p`` = 1: the plain mean best cosine), and the
 trivial baselines of :mod:`train.evaluation.baselines` (no model: difflib change hunks, the negation-cue
-count difference, unigram F1), which show what the rating set can be solved with by text alone.
+count difference, unigram F1, sentences not kept word for word), which show what the rating set can be
+solved with by text alone, and the shallow learner fitted on the train pairs (what a linear model of
+the edit reaches).
 """
 
 from __future__ import annotations
@@ -52,6 +54,27 @@ def compare_trivial(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarr
     return out
 
 
+def compare_shallow(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarray, groups: list, method: str,
+                    sign: float, n_resamples: int, confidence: float, seed: int) -> dict:
+    """``{SHALLOW_NAME: {split name: CorrelationResult dict}}``: the shallow learner (ridge on diff
+    tokens, :mod:`train.evaluation.baselines`) fitted on the ``train`` side only, with ``sign *
+    rating`` as target (higher is better), then scored on every side (on ``train`` that is its own
+    fitting data: an upper bound, not a held-out figure)."""
+    from train.evaluation.baselines import SHALLOW_NAME, shallow_learner
+
+    train = sides["train"]
+    if len(train) < 2:  # nothing to fit on (a set without a train side)
+        return {}
+    model = shallow_learner([pairs[i].reference for i in train], [pairs[i].candidate for i in train],
+                            sign * np.asarray(ratings, dtype=np.float64)[train])
+    out = {}
+    for split, idx in sides.items():
+        scores = model.predict([pairs[i].reference for i in idx], [pairs[i].candidate for i in idx])
+        out[split] = correlation_with_ci(scores, ratings[idx], [groups[i] for i in idx], method, n_resamples,
+                                         confidence, seed, sign).to_dict()
+    return {SHALLOW_NAME: out}
+
+
 def _cell(r: dict) -> str:
     return f"{r['value']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
 
@@ -64,8 +87,10 @@ def format_table(results: dict, method: str, sign: float, confidence: float, tit
     lines = [title, f"correlation: {label}", head, "-" * len(head)]
     for name, per_split in results.items():
         lines.append(f"{name:<{width}}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
-    lines.append("RaTEScore rows by matrix (tuned, long, short, uniform); diff_hunks, negation_keywords and "
-                 "unigram_f1 are trivial baselines with no model (train/evaluation/baselines.py)")
+    lines.append("RaTEScore rows by matrix (tuned, long, short, uniform); diff_hunks, negation_keywords, "
+                 "unigram_f1 and sentences_changed are trivial baselines with no model, shallow_ridge a ridge "
+                 "regression on diff tokens fitted on the train pairs (its train column is in-sample) "
+                 "(train/evaluation/baselines.py)")
     return "\n".join(lines)
 
 

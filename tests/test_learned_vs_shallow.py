@@ -1,0 +1,67 @@
+"""benchmarks/learned_vs_shallow.py: the learned metrics' test figures beside the shallow learner's,
+read from what the training and demo commands wrote, keyed by metric and seed (issue #29)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "learned_vs_shallow.py"
+
+
+def _run_folder(path: Path, seed: int, metrics: dict) -> Path:
+    (path / "logs" / "version_0").mkdir(parents=True)
+    (path / "logs" / "version_0" / "config.yaml").write_text(
+        f"seed_everything: {seed}\ndata:\n  rows: checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl\n")
+    (path / "test_metrics.json").write_text(json.dumps(metrics))
+    return path
+
+
+def _call(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_runs_and_demo_are_merged_by_metric_and_seed(tmp_path):
+    out = tmp_path / "learned_vs_shallow.json"
+    r42 = _run_folder(tmp_path / "reward_sample", 42, {
+        "test/pair_acc": 0.81, "test/kendall": 0.5, "test/loss": 1.0,
+        "test/baseline/shallow_ridge/pair_acc": 0.79, "test/baseline/shallow_ridge/kendall": 0.45,
+        "test/baseline/bleu4/kendall": 0.1})
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    row = lambda k, p, t: {"kendall": {"value": k}, "pearson": {"value": p}, "triad_accuracy": t}  # noqa: E731
+    (demo / "demo_report.json").write_text(json.dumps({
+        "metrics": {"ratescore_tuned": row(0.4, 0.5, 0.9), "shallow_ridge": row(0.3, 0.35, 0.6)},
+        "held_out": {"pairs": 90}, "triads": 150, "tune_seed": 0}))
+    done = _call("--run", f"er2score={r42}", "--demo", str(demo), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["er2score"]["42"]["test"] == {"pair_accuracy": 0.81, "kendall": 0.5}
+    assert data["er2score"]["42"]["shallow_test"] == {"pair_accuracy": 0.79, "kendall": 0.45}
+    assert "--seed_everything 42" in data["er2score"]["42"]["command"]
+    assert "SYNTHETIC" in data["er2score"]["42"]["set"]
+    assert data["ratescore_tuned"]["sampler_seed 0"]["shallow_test"]["triad_accuracy"] == 0.6
+    # a second seed is added beside the first, not over it
+    r43 = _run_folder(tmp_path / "reward_sample_seed43", 43, {
+        "test/pair_acc": 0.7, "test/kendall": 0.4, "test/baseline/shallow_ridge/pair_acc": 0.79,
+        "test/baseline/shallow_ridge/kendall": 0.45})
+    assert _call("--run", f"er2score={r43}", "--out", str(out)).returncode == 0
+    assert set(json.loads(out.read_text())["er2score"]) == {"42", "43"}
+
+
+@pytest.mark.parametrize("metrics, message", [
+    ({"test/pair_acc": 0.8}, "no shallow-learner figures"),
+    (None, "no test_metrics.json"),
+])
+def test_a_run_without_its_figures_is_refused_by_name(tmp_path, metrics, message):
+    run = _run_folder(tmp_path / "run", 42, metrics or {})
+    if metrics is None:
+        (run / "test_metrics.json").unlink()
+    done = _call("--run", f"er2score={run}", "--out", str(tmp_path / "x.json"))
+    assert done.returncode != 0 and message in done.stderr and str(run) in done.stderr
+    assert not (tmp_path / "x.json").exists()
