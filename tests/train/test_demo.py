@@ -42,13 +42,15 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
     assert "SYNTHETIC" in printed and "not RaTE-Eval results" in printed
     for label in ("RaTEScore (released long W)", "RaTEScore (released short W)", "RaTEScore (tuned W, this run)",
                   "BLEU-4", "BLEU-2", "ROUGE-L", "BERTScore (MiniLM)", "METEOR", "trivial: difflib change hunks",
-                  "trivial: negation-cue count difference", "trivial: unigram F1"):
+                  "trivial: negation-cue count difference", "trivial: unigram F1",
+                  "trivial: sentences not kept word for word", "shallow learner (ridge on diff tokens"):
         assert label in printed
     report = json.loads((out / "demo_report.json").read_text())
     assert report["synthetic"] is True
     metrics = report["metrics"]
     assert set(metrics) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "bleu4", "bleu2", "rougeL",
-                            "bertscore", "diff_hunks", "negation_keywords", "unigram_f1"} | (
+                            "bertscore", "diff_hunks", "negation_keywords", "unigram_f1", "sentences_changed",
+                            "shallow_ridge"} | (
                                 {"meteor"} if "meteor" not in report["unavailable"] else set())
     for name, res in metrics.items():
         for method in ("kendall", "pearson"):
@@ -65,6 +67,19 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
     assert check["demo"] == pytest.approx(check["tune_report"], abs=1e-6)
     # an identical synonym rewrite must win every triad for a string-overlap metric at least sometimes
     assert metrics["rougeL"]["triad_accuracy"] > 0.0
+    # the shallow row is the ridge learner fitted on the search's train pairs alone, scored on the held-out ones
+    from train.demo import fitted_side, held_out
+    from train.evaluation.baselines import shallow_learner
+    from train.tune.config import load_config
+    cfg = load_config(world["tune_config"])
+    train, (test, _) = fitted_side(cfg), held_out(cfg)
+    assert {p.candidate for p in train}.isdisjoint({p.candidate for p in test})
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train],
+                            [cfg.objective.sign * p.rating for p in train])
+    from scipy.stats import kendalltau
+    direct = kendalltau(model.predict([p.reference for p in test], [p.candidate for p in test]),
+                        [cfg.objective.sign * p.rating for p in test]).statistic
+    assert metrics["shallow_ridge"]["kendall"]["value"] == pytest.approx(direct, abs=1e-9)
 
 
 def test_a_second_demo_run_reuses_the_finished_search(world):
@@ -72,7 +87,7 @@ def test_a_second_demo_run_reuses_the_finished_search(world):
     report = run(out, "unused", world["tune_config"], None, None, 20, ["rougeL"], world["ner"], progress=False)
     tune = json.loads((out / "tune" / "report.json").read_text())
     assert tune["search"]["trials_run"] == {"0": 0}  # the study already held its 8 trials
-    assert set(report["metrics"]) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "rougeL"}
+    assert set(report["metrics"]) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "rougeL", "shallow_ridge"}
 
 
 def test_a_demo_on_another_ner_starts_a_new_search_and_keeps_the_old_one(world, capsys):

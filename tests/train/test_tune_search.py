@@ -79,7 +79,8 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
     printed = capsys.readouterr().out
     assert "SYNTHETIC" in printed and "tuned" in printed and "uniform" in printed
     results = json.loads((out / "report.json").read_text())["results"]
-    assert set(results) == {"tuned", "long", "short", "uniform", "diff_hunks", "negation_keywords", "unigram_f1"}
+    assert set(results) == {"tuned", "long", "short", "uniform", "diff_hunks", "negation_keywords", "unigram_f1",
+                            "sentences_changed", "shallow_ridge"}
     assert "diff_hunks" in printed and "trivial baselines" in printed
     # a trivial row is the baseline's own correlation on the same test pairs
     from train.evaluation.baselines import diff_hunks
@@ -93,6 +94,15 @@ def test_run_writes_outputs_and_the_json_loads_into_radscore(world, tmp_path, ca
                                  np.array([p.rating for p in test]), [p.group for p in test], cfg.objective.correlation,
                                  10, 0.95, 0, cfg.objective.sign)
     assert results["diff_hunks"]["test"]["value"] == pytest.approx(direct.value)
+    # the shallow row: the ridge learner fitted on the train pairs only, scored on the test pairs
+    from train.evaluation.baselines import shallow_learner
+    train = [pairs[i] for i in split_pairs(pairs, cfg.split).train]
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train],
+                            [cfg.objective.sign * p.rating for p in train])
+    direct = correlation_with_ci(model.predict([p.reference for p in test], [p.candidate for p in test]),
+                                 np.array([p.rating for p in test]), [p.group for p in test], cfg.objective.correlation,
+                                 10, 0.95, 0, cfg.objective.sign)
+    assert results["shallow_ridge"]["test"]["value"] == pytest.approx(direct.value)
     for name in results:
         for split in ("train", "test"):
             r = results[name][split]
