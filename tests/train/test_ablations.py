@@ -150,6 +150,13 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
         trivial = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] in TRIVIAL_LABELS.values()}
         assert set(trivial) == set(TRIVIAL_LABELS.values()), name
         assert all(r["status"] == "measured" and r["in paper"] == "false" for r in trivial.values()), name
+    # the shallow learner, fitted on the Task 2 train split, beside the metrics of the rate-eval table
+    from train.evaluation.baselines import SHALLOW_LABEL
+
+    # (this profile evaluates Task 2's train split too: the learner would score its own fitting data, so it says so)
+    (shallow,) = [r for r in _csv(out / "rate-eval.csv") if r[paper_key("rate-eval")] == SHALLOW_LABEL]
+    assert shallow["in paper"] == "false" and not shallow["Kendall ours"]
+    assert shallow["status"].startswith("unavailable: the evaluated Task 2 splits include the train split")
     criteria = _csv(out / "er2-criteria.csv")
     assert all(r["status"] == "measured" for r in criteria) and len(criteria) == 7
     # finished runs were reused, not retrained
@@ -254,3 +261,31 @@ def test_the_paper_profile_fails_naming_what_it_could_not_load(synthetic, tmp_pa
     assert schemes[0]["status"].startswith("failed: ") and "microsoft/deberta-v3-base" in schemes[0]["status"]
     metrics = {r["metric"]: r["status"] for r in _csv(tmp_path / "out" / "er2-metrics.csv")}
     assert metrics["BLEU-4"] == "measured"  # rows that need nothing from the Hub are still made
+
+
+def test_the_shallow_row_is_fitted_on_task2_train_and_scored_on_the_evaluated_pairs(synthetic):
+    """Where the profile evaluates Task 2's test split only (the sample and paper profiles), the row is
+    the ridge learner fitted on the train split, with the same agreement as a direct fit."""
+    from types import SimpleNamespace
+
+    from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3
+    from train.ablations.tables_metrics import _shallow_rate_eval_row
+    from train.evaluation.baselines import shallow_learner
+    from train.evaluation.metaeval import agreement
+
+    root = synthetic / "synthetic_rate_eval"
+    ev = SimpleNamespace(rate_eval_root=lambda: root,
+                         agreement=lambda s, r, g, m, sign=1.0: agreement(s, r, g, m, 50, 0.95, 0, sign))
+    ctx = SimpleNamespace(profile=SimpleNamespace(data=SimpleNamespace(task2_splits=["test"])), ev=ev)
+    test, triads = read_rate_eval_task2(root, "test"), read_rate_eval_task3(root)
+    row = _shallow_rate_eval_row(ctx, test, triads)
+    assert row.status == "measured" and not row.in_paper
+    train = read_rate_eval_task2(root, "train")
+    assert {p.candidate for p in train}.isdisjoint({p.candidate for p in test})
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
+    direct = agreement(model.predict([p.reference for p in test], [p.candidate for p in test]),
+                       [p.rating for p in test], [p.group for p in test], ("kendall",), 50, 0.95, 0)
+    assert row.ours["Kendall"].value == pytest.approx(direct["kendall"]["value"])
+    assert 0.0 <= row.ours["synthetic Acc"].value <= 1.0 and row.ours["synthetic Acc"].n == len(triads)
+    ctx.profile.data.task2_splits = ["train", "test"]
+    assert _shallow_rate_eval_row(ctx, test, triads).status.startswith("unavailable: ")

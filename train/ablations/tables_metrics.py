@@ -169,9 +169,45 @@ def build_rate_eval(ctx: Context) -> Table:
 
     table.rows = _rows_by_measure(ctx, table, measure)
     table.rows += _trivial_rows(measure)
+    table.rows.append(_shallow_rate_eval_row(ctx, data(2), data(3)))
     for task, reason in sorted(missing.items()):
         table.notes.append(f"{task} could not be read, its columns are empty: {reason}")
     return table
+
+
+def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
+    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    Task 2 train split, scored on the evaluated Task 2 pairs and the Task 3 triads: what a linear
+    model of the edit reaches (issue #29). Never fitted on a pair it is evaluated on."""
+    from data.rate_eval import read_rate_eval_task2
+    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+    from train.evaluation.metaeval import triad_accuracy
+
+    label = (SHALLOW_LABEL,)
+    if "train" in ctx.profile.data.task2_splits:
+        return Row(label, {}, status="unavailable: the evaluated Task 2 splits include the train split, "
+                   "the shallow learner's only fitting data", in_paper=False)
+    try:
+        train = read_rate_eval_task2(ctx.ev.rate_eval_root(), "train")
+    except (RowUnavailable, OSError, ValueError) as err:
+        return Row(label, {}, status=f"unavailable: no Task 2 train split to fit on ({err})", in_paper=False)
+    if len(train) < 2 or (task2 is None and task3 is None):
+        return Row(label, {}, status="unavailable: nothing to fit on or to evaluate", in_paper=False)
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
+    cells = {}
+    if task2:
+        scores = model.predict([p.reference for p in task2], [p.candidate for p in task2])
+        res = ctx.ev.agreement(scores, [p.rating for p in task2], [p.group for p in task2],
+                               ("pearson", "kendall", "spearman"))
+        cells.update({"Pearson": Cell.of(res["pearson"]), "Kendall": Cell.of(res["kendall"]),
+                      "Spearman": Cell.of(res["spearman"])})
+    if task3:
+        originals = [t.original for t in task3]
+        cells["synthetic Acc"] = Cell(triad_accuracy(model.predict(originals, [t.synonym for t in task3]),
+                                                     model.predict(originals, [t.opposite for t in task3])),
+                                      n=len(task3))
+    return Row(label, {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {len(train)} Task 2 train pairs "
+               "(train/evaluation/baselines.py)", in_paper=False)
 
 
 # ---- er2-criteria --------------------------------------------------------------------------------------------
