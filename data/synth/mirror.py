@@ -46,6 +46,7 @@ from data.synth.draft import NEGATED, POSITIVE, Draft, Option, Slot
 from data.synth.edits import (ANAPHORA, HEADER, _lower_word, _which, editable, has_match, match_case,
                               present_weight, restated, section_positions, weighed)
 from data.synth.lexicon import Lexicon
+from data.synth.rewrites import _plural
 
 #: polarity-keeping cue rewordings before a negated span (our choice): (cue, to, sentence-initial only)
 CUE_REWORDINGS = (
@@ -64,12 +65,6 @@ _PREDICATE = re.compile(r"\b(?:is|are|appears?|appear|remains?|remain)\s$")
 _THERE = re.compile(r"There (is|are) ")
 _SEEN = re.compile(r" (is|are) seen\.$")
 _MEASURE = re.compile(r"(?<![\w.])(\d+(?:\.\d)?) (cm|mm)\b")
-_PLURAL_EXCEPTIONS = ("ss", "sis", "us", "ous", "xis")
-
-
-def _plural(phrase: str) -> bool:
-    word = phrase.split()[-1].lower() if phrase.split() else ""
-    return word.endswith("s") and not word.endswith(_PLURAL_EXCEPTIONS)
 
 
 def _start(slot: Slot) -> int:
