@@ -61,7 +61,13 @@ def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, di
                if f"test/baseline/{SHALLOW}/{key}" in metrics}
     if not test or not shallow:
         raise SystemExit(f"{metrics_file}: no test figures or no shallow-learner figures beside them")
-    rows = (cfg.get("data") or {}).get("rows", "?")
+    data = cfg.get("data") or {}
+    rows = data.get("rows") or data.get("train_path") or "?"
+    made = ROOT / rows if rows != "?" else None
+    info = made.parent.parent / "generator_synthetic.json" if made is not None else None
+    if info is not None and info.is_file():  # data.synth's record of the set: its seed and fingerprint
+        gen = json.loads(info.read_text())
+        rows = f"{rows}, data.synth seed {gen.get('seed')}, generator fingerprint {gen.get('fingerprint')}"
     command = (f"python -m train {task} fit --config {config or default_config} --seed_everything {seed} "
                f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
     return str(seed), {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,
