@@ -8,6 +8,7 @@ so later edits see earlier ones and never overlap them.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 
@@ -152,15 +153,24 @@ PLANNED_EDITS = tuple(range(7, 12))
 CUES = frozenset({"no"})
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+@functools.lru_cache(maxsize=8)
+def _antonym_words(antonyms: tuple) -> frozenset:
+    """Every word of the antonym lexicon's pairs (computed once per lexicon, not per option)."""
+    return frozenset(w for pair in antonyms for side in pair for w in _words(side))
+
+
 def cue_signature(draft: Draft, option: Option, lex: Lexicon) -> tuple[bool, bool, bool, bool]:
     """What an in-place option does to cue words: (deletes a negation cue, inserts one, deletes an
     antonym-lexicon word, inserts one), from the words of the replaced text and of its replacement."""
     if option.op != "replace":
         return (False, False, False, False)
-    words = lambda t: re.findall(r"[a-z]+", t.lower())  # noqa: E731
-    old, new = words(draft.slots[option.slot].text[option.start:option.end]), words(option.text)
-    antonym = {w for pair in lex.antonyms for side in pair for w in words(side)}
-    gone, came = set(old) - set(new), set(new) - set(old)
+    old, new = _words(draft.slots[option.slot].text[option.start:option.end]), _words(option.text)
+    antonym = _antonym_words(lex.antonyms)
+    gone, came = old - new, new - old
     return (bool(gone & CUES), bool(came & CUES), bool(gone & antonym), bool(came & antonym))
 
 

@@ -58,7 +58,6 @@ CUE_REWORDINGS = (
     ("with no ", "without ", False),
     ("without ", "with no ", False),
 )
-_NOT_SEEN_END = re.compile(r"\.?$")
 _VERB = re.compile(r"\b(?:is|are|was|were|seen|noted|identified|present|demonstrated|visualized|"
                    r"has|have|measures?|measuring|appears?|remains?|extends?|projects?|terminates?)\b")
 _PREDICATE = re.compile(r"\b(?:is|are|appears?|appear|remains?|remain)\s$")
