@@ -32,7 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
-from train.lightning.module import SPLIT_BY, resolve_split_by, split_by_column
+from train.lightning.module import SPLIT_BY, keep_train_groups, resolve_split_by, split_by_column
 from train.lightning.samplers import LengthGroupedSampler, split_loader
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,10 @@ class BleurtDataModule(pl.LightningDataModule):
         backbone: model whose tokenizer is used (linked from the model by the CLI).
         max_length: longest pair in pieces (linked from the model by the CLI).
         group_by_length: batch training pairs of similar length (less padding, faster on CPU).
+        train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
+            groups (1, the default: all of them); val and test stay whole. For learning curves
+            (``benchmarks/learning_curve.py``); the shallow learner of the test table is fitted on
+            the same share.
     """
 
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
@@ -99,7 +103,8 @@ class BleurtDataModule(pl.LightningDataModule):
                  generate_synthetic: bool = False, weights: dict[str, float] | None = None,
                  prefer: Literal["counts", "score"] = "counts", backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 16, eval_batch_size: int = 64,
-                 num_workers: int = 0, group_by_length: bool = True):
+                 num_workers: int = 0, group_by_length: bool = True, train_fraction: float = 1.0,
+                 train_fraction_seed: int = 0):
         super().__init__()
         self.save_hyperparameters()
         if len(split_fractions) != 3 or any(f < 0 for f in split_fractions):
@@ -118,6 +123,9 @@ class BleurtDataModule(pl.LightningDataModule):
         self.backbone, self.max_length = backbone, max_length
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.group_by_length = group_by_length
+        if not 0 < float(train_fraction) <= 1:
+            raise ValueError(f"train_fraction={train_fraction}; expected a share in (0, 1]")
+        self.train_fraction, self.train_fraction_seed = float(train_fraction), int(train_fraction_seed)
         self.tokenizer = None
         self.rows: dict[str, list[RatedPair]] = {}
         self.splits: dict[str, list[PairItem]] = {}
@@ -154,6 +162,8 @@ class BleurtDataModule(pl.LightningDataModule):
             read.update({s: sides[s] for s in cut})
         elif len(cut) > 1:
             read.update(split_by_group(read["train"], {s: self.fractions[s] for s in cut}, self.split_seed))
+        read["train"] = keep_train_groups(read["train"], self.train_fraction, self.train_fraction_seed,
+                                          str(self.paths["train"]))
         for split in SPLITS:
             if not read.get(split):
                 raise ValueError(f"the {split} split is empty (from {self.paths[split] or self.paths['train']})")

@@ -3,6 +3,8 @@ parameter counts logged at fit start, and the optimiser (AdamW in parameter grou
 
 from __future__ import annotations
 
+import random
+
 import torch
 
 
@@ -112,6 +114,22 @@ def split_by_column(rows: list, source: str) -> dict[str, list]:
                              "needs train, dev (or val) or test in every row")
         out[side].append(row)
     return out
+
+
+def keep_train_groups(rows: list, fraction: float, seed: int, source: str) -> list:
+    """The rows of a seeded share ``fraction`` of the reference groups of ``rows`` (a training split),
+    in file order: what a learning curve trains on (``data.train_fraction``; val and test stay whole).
+    ``fraction`` 1 returns ``rows`` as they are; at least one group is kept. The groups are kept in a
+    seeded order, so a smaller fraction's groups are a subset of a larger one's (same seed)."""
+    fraction = float(fraction)
+    if not 0 < fraction <= 1:
+        raise ValueError(f"{source}: train_fraction={fraction}; expected a share in (0, 1]")
+    if fraction == 1:
+        return rows
+    groups = sorted({r.group for r in rows})
+    random.Random(seed).shuffle(groups)
+    kept = set(groups[:max(1, round(fraction * len(groups)))])
+    return [r for r in rows if r.group in kept]
 
 
 def checkpoint_info(checkpoint: dict, expected_task: str) -> dict:

@@ -34,7 +34,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
-from train.lightning.module import SPLIT_BY, resolve_split_by, split_by_column
+from train.lightning.module import SPLIT_BY, keep_train_groups, resolve_split_by, split_by_column
 from train.lightning.samplers import EpochSeededSampler, LengthGroupedSampler, split_loader
 
 SPLITS = ("train", "val", "test")
@@ -115,6 +115,10 @@ class RewardDataModule(pl.LightningDataModule):
             better total accepted, margins as for the paper's pairs). It costs no forward pass (the
             candidates are in the batch already) and ties the reward's level across references,
             which the paper's within-reference pairs leave free. Evaluation pairs are unchanged.
+        train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
+            groups (1, the default: all of them); val and test stay whole. For learning curves
+            (``benchmarks/learning_curve.py``); the shallow learner of the test table is fitted on
+            the same share.
     """
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
@@ -124,7 +128,7 @@ class RewardDataModule(pl.LightningDataModule):
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
                  order: Literal["random", "by_length", "by_reference"] = "by_reference",
-                 cross_reference_pairs: bool = False):
+                 cross_reference_pairs: bool = False, train_fraction: float = 1.0, train_fraction_seed: int = 0):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
@@ -139,6 +143,9 @@ class RewardDataModule(pl.LightningDataModule):
             raise ValueError(f"order={order!r}; expected random, by_length or by_reference")
         self.order = order
         self.cross_reference_pairs = bool(cross_reference_pairs)
+        if not 0 < float(train_fraction) <= 1:
+            raise ValueError(f"train_fraction={train_fraction}; expected a share in (0, 1]")
+        self.train_fraction, self.train_fraction_seed = float(train_fraction), int(train_fraction_seed)
         self.tokenizer = None
         self.splits: dict[str, list[PairItem]] = {}
         self.summaries: dict[str, object] = {}
@@ -160,8 +167,8 @@ class RewardDataModule(pl.LightningDataModule):
         rows = self._read(self.rows)
         explicit = {"val": self.val_rows, "test": self.test_rows}
         if all(explicit.values()):
-            return {"train": rows, "val": self._read(self.val_rows), "test": self._read(self.test_rows)}
-        if resolve_split_by(self.split_by, rows, str(self.rows)) == "column":
+            out = {"train": rows}
+        elif resolve_split_by(self.split_by, rows, str(self.rows)) == "column":
             out = split_by_column(rows, str(self.rows))
         else:
             parts = split_groups([r.group for r in rows], 0 if self.val_rows else self.val_fraction,
@@ -170,6 +177,7 @@ class RewardDataModule(pl.LightningDataModule):
         for k, files in explicit.items():
             if files:
                 out[k] = self._read(files)
+        out["train"] = keep_train_groups(out["train"], self.train_fraction, self.train_fraction_seed, str(self.rows))
         return out
 
     def setup(self, stage: str | None = None) -> None:

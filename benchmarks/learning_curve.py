@@ -1,0 +1,237 @@
+"""Learning curve of a learned metric beside the shallow learner, on VALIDATION figures (issue #29).
+SYNTHETIC data: the sample profile's sets, never the papers' benchmarks.
+
+    .venv/bin/python benchmarks/learning_curve.py er2score --seed 42 --fractions 0.25 0.5 \\
+        --existing 1=checkpoints/reward_sample
+    .venv/bin/python benchmarks/learning_curve.py clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
+        --existing 1=checkpoints/bleurt_sample
+
+For each training share F (``data.train_fraction``: a seeded share of the training split's reference
+groups; validation and test stay whole) the sample config is trained with
+``python -m train reward|bleurt fit --config C --seed_everything S --data.train_fraction F
+--run_dir checkpoints/curve/<metric>_f<F>_seed<S>``, unless that folder holds a finished run
+(``test_metrics.json``); a killed run goes on from its ``ckpt/last.ckpt``. ``--existing F=RUN`` names a
+finished run of the same config (F 1: the sample run itself) instead of training one.
+
+From each run it reads the validation figures after every epoch (``logs/version_*/metrics.csv``) and
+fits the shallow learner (:mod:`train.evaluation.baselines`: ridge on diff tokens; a logistic pair
+model for pair accuracy) on the run's own training rows, scored on the same validation rows. The
+test split is not read here: configurations are chosen on validation figures, and a run's test
+figures belong to ``benchmarks/learned_vs_shallow.py``.
+
+Writes (merges into) ``benchmarks/results/learning_curve.json``::
+
+    {"<metric>": {"<seed>": {"<F>": {"train_rows", "train_groups", "val_rows", "epochs": [{"epoch", <stat>: value}],
+                                      "best_epoch", "val": {<stat>}, "shallow_val": {<stat>}, "gap": {<stat>},
+                                      "run", "command"}},
+                  "trend": {<stat>: {"slope_per_doubling", "rows_at_crossing", "note"}}}}
+
+``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. The
+trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
+training rows at which it reaches 0: an extrapolation from a few points, labelled as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
+SHALLOW = "shallow_ridge"
+#: metric -> (train task, sample config, model init args the CLI links into the data, statistics
+#: {csv / baseline name: JSON name}, the checkpoint monitor)
+METRICS = {
+    "er2score": ("reward", "configs/reward/sample.yaml", ("backbone", "system", "prompt_template", "max_length"),
+                 {"pair_acc": "pair_accuracy", "kendall": "kendall"}, "pair_acc"),
+    "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml", ("backbone", "max_length"),
+                        {"pearson": "pearson", "kendall": "kendall"}, "pearson"),
+}
+
+
+def fraction_key(fraction: float) -> str:
+    return f"{float(fraction):g}"
+
+
+def resolved_config(run: Path) -> dict:
+    import yaml
+
+    found = sorted(run.glob("logs/version_*/config.yaml"), key=lambda p: int(p.parent.name.split("_")[-1]))
+    if not found:
+        raise SystemExit(f"{run}: no logs/version_*/config.yaml (not a `python -m train ... fit` run)")
+    return yaml.safe_load(found[-1].read_text())
+
+
+def val_by_epoch(run: Path, stats: dict[str, str]) -> list[dict]:
+    """The validation figures after each epoch, from every ``metrics.csv`` of the run (a resumed run
+    writes a new version; a later version's epoch replaces an earlier one's)."""
+    by_epoch: dict[int, dict] = {}
+    files = sorted(run.glob("logs/version_*/metrics.csv"), key=lambda p: int(p.parent.name.split("_")[-1]))
+    for f in files:
+        with f.open() as fh:
+            for row in csv.DictReader(fh):
+                got = {name: float(row[f"val/{key}"]) for key, name in stats.items() if row.get(f"val/{key}")}
+                if got and row.get("epoch"):
+                    by_epoch[int(float(row["epoch"]))] = {"epoch": int(float(row["epoch"])), **got}
+    if not by_epoch:
+        raise SystemExit(f"{run}: no validation figures in logs/version_*/metrics.csv")
+    return [by_epoch[e] for e in sorted(by_epoch)]
+
+
+def datamodule(metric: str, cfg: dict):
+    """The run's data module, built from its resolved config (the linked model arguments added)."""
+    task, _, linked, _, _ = METRICS[metric]
+    data = dict(cfg.get("data") or {})
+    init = (cfg.get("model") or {}).get("init_args") or {}
+    for name in linked:
+        if name in init:
+            data[name] = init[name]
+    if task == "reward":
+        from train.reward.data import RewardDataModule as DataModule
+    else:
+        from train.bleurt.data import BleurtDataModule as DataModule
+    dm = DataModule(**data)
+    if task == "reward":
+        dm.setup("fit")
+    return dm
+
+
+def curve_point(metric: str, run: Path, command: str) -> dict:
+    """One point of the curve: the run's validation figures and the shallow learner's, fitted on the
+    run's training rows."""
+    _, _, _, stats, monitor = METRICS[metric]
+    cfg = resolved_config(run)
+    epochs = val_by_epoch(run, stats)
+    best = max(epochs, key=lambda e: e[stats[monitor]])
+    dm = datamodule(metric, cfg)
+    if METRICS[metric][0] == "reward":
+        train_rows = {r.id: r for p in dm.pairs["train"] for r in (p.accepted, p.rejected)}
+        val_rows = {r.id for p in dm.pairs["val"] for r in (p.accepted, p.rejected)}
+        groups = {r.group for r in train_rows.values()}
+        n_train, n_val = len(train_rows), len(val_rows)
+    else:
+        splits = dm.read_splits()
+        groups = {p.group for p in splits["train"]}
+        n_train, n_val = len(splits["train"]), len(splits["val"])
+    table = dm.baseline_metrics("val")[SHALLOW]
+    shallow = {name: float(table[key]) for key, name in stats.items()}
+    val = {name: best[name] for name in stats.values()}
+    return {"train_rows": n_train, "train_groups": len(groups), "val_rows": n_val, "epochs": epochs,
+            "best_epoch": best["epoch"], "val": val, "shallow_val": shallow,
+            "gap": {k: val[k] - shallow[k] for k in val},
+            "run": str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run), "command": command}
+
+
+def trend(points: dict[str, dict]) -> dict:
+    """Least-squares line of the gap (learned - shallow, validation) against log2(training rows)."""
+    from scipy import stats as st
+
+    if len(points) < 2:
+        return {}
+    out = {}
+    for name in next(iter(points.values()))["gap"]:
+        x = [math.log2(p["train_rows"]) for p in points.values()]
+        y = [p["gap"][name] for p in points.values()]
+        if len(set(x)) < 2:
+            continue
+        fit = st.linregress(x, y)
+        entry = {"slope_per_doubling": float(fit.slope), "points": len(x)}
+        if fit.slope > 0 and y[x.index(max(x))] < 0:
+            entry["rows_at_crossing"] = round(2 ** (-fit.intercept / fit.slope))
+            entry["note"] = "extrapolated from the points above: where the line of the gap reaches 0"
+        elif all(v >= 0 for v in y):
+            entry["note"] = "at or above the shallow learner at every measured size"
+        elif y[x.index(max(x))] >= 0:
+            entry["note"] = "at or above the shallow learner at the largest measured size"
+        else:
+            entry["note"] = "the gap does not shrink with more rows over the measured sizes: no crossing by rows"
+        out[name] = entry
+    return out
+
+
+def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str]) -> str:
+    task = METRICS[metric][0]
+    args = ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
+            "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT)), *extra]
+    command = "python " + " ".join(args)
+    if (run / "test_metrics.json").is_file():
+        return command
+    last = run / "ckpt" / "last.ckpt"
+    resume = ["--ckpt_path", str(last)] if last.is_file() else []
+    print(f"training ({'resuming from ' + str(last) if resume else 'new run'}): {command}", flush=True)
+    env = {**os.environ, "WANDB_MODE": os.environ.get("WANDB_MODE", "offline")}
+    done = subprocess.run([sys.executable, *args, *resume], cwd=ROOT, env=env)
+    if done.returncode != 0 or not (run / "test_metrics.json").is_file():
+        raise SystemExit(f"{command}: failed (exit {done.returncode}); run it again to go on from {last}")
+    return command
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("metric", choices=sorted(METRICS))
+    p.add_argument("--seed", type=int, default=42, help="seed_everything of the runs")
+    p.add_argument("--fractions", type=float, nargs="*", default=[0.25, 0.5],
+                   help="training shares to train (each its own run)")
+    p.add_argument("--existing", action="append", default=[], metavar="F=RUN",
+                   help="a finished run of the same config and seed at share F (1: the sample run)")
+    p.add_argument("--config", default=None, help="the training config (default: the metric's sample config)")
+    p.add_argument("--runs", default="checkpoints/curve", help="folder of the curve's own runs")
+    p.add_argument("--out", default=str(OUT))
+    p.add_argument("extra", nargs="*", default=[], help="after --: further arguments of the fit command")
+    args = p.parse_args(argv)
+    task, default_config, *_ = METRICS[args.metric]
+    config = args.config or default_config
+    points = {}
+    for item in args.existing:
+        f, _, run = item.partition("=")
+        run_path = Path(run).resolve()
+        cfg = resolved_config(run_path)
+        if cfg.get("seed_everything") != args.seed:
+            raise SystemExit(f"--existing {item}: the run's seed_everything is {cfg.get('seed_everything')}, "
+                             f"not --seed {args.seed}")
+        frac = float(((cfg.get("data") or {}).get("train_fraction")) or 1.0)
+        if abs(frac - float(f)) > 1e-9:
+            raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
+        rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
+        command = f"python -m train {task} fit --config {config} --seed_everything {args.seed} --run_dir {rel}"
+        points[fraction_key(float(f))] = curve_point(args.metric, run_path, command)
+    for f in args.fractions:
+        run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}_seed{args.seed}").resolve()
+        command = train_run(args.metric, config, args.seed, f, run, args.extra)
+        points[fraction_key(f)] = curve_point(args.metric, run, command)
+    if not points:
+        p.error("nothing to measure: give --fractions and/or --existing")
+    out = Path(args.out)
+    data = json.loads(out.read_text()) if out.is_file() else {}
+    entry = data.setdefault(args.metric, {}).setdefault(str(args.seed), {})
+    entry.update(points)
+    measured = {k: v for k, v in entry.items() if k not in ("trend", "set")}
+    entry["trend"] = trend(dict(sorted(measured.items(), key=lambda kv: float(kv[0]))))
+    entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    stats = list(METRICS[args.metric][3].values())
+    print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff tokens, "
+          "fitted on the same training rows")
+    print(f"{'share':>6} {'rows':>6} " + " ".join(f"{s + ' by epoch':>28} {'best':>6} {'shallow':>7}" for s in stats))
+    for k, v in sorted(measured.items(), key=lambda kv: float(kv[0])):
+        cells = []
+        for s in stats:
+            curve = " ".join(f"{e[s]:.3f}" for e in v["epochs"])
+            cells.append(f"{curve:>28} {v['val'][s]:6.3f} {v['shallow_val'][s]:7.3f}")
+        print(f"{k:>6} {v['train_rows']:6d} " + " ".join(cells))
+    for s, t in entry["trend"].items():
+        extra = f", crosses near {t['rows_at_crossing']} rows" if "rows_at_crossing" in t else ""
+        print(f"trend of {s}: {t['slope_per_doubling']:+.3f} per doubling of the rows{extra} ({t['note']})")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""data.train_fraction: a seeded share of the training split's reference groups, for learning curves
+(benchmarks/learning_curve.py, issue #29); validation and test stay whole, and the shallow learner is
+fitted on the same share."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from data.ratings import RatedPair
+from tests.train.test_split_by import _bleurt, _bleurt_splits, _er2, _reward
+from train.lightning.module import keep_train_groups
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _groups(rows):
+    return {r.group for r in rows}
+
+
+def test_keep_train_groups_is_a_seeded_nested_share_in_file_order():
+    rows = [RatedPair(f"p{k}-{j}", "ref", "cand", 1.0, f"g{k}") for k in range(40) for j in range(2)]
+    assert keep_train_groups(rows, 1, 0, "f") is rows
+    half = keep_train_groups(rows, 0.5, 0, "f")
+    quarter = keep_train_groups(rows, 0.25, 0, "f")
+    assert len(_groups(half)) == 20 and len(_groups(quarter)) == 10
+    assert _groups(quarter) < _groups(half)  # a smaller share's groups are inside a larger one's
+    assert len(half) == 40  # whole groups: both rows of every kept group
+    assert [r.id for r in half] == [r.id for r in rows if r.group in _groups(half)]  # file order kept
+    assert _groups(keep_train_groups(rows, 0.5, 1, "f")) != _groups(half)  # another seed, other groups
+    assert len(_groups(keep_train_groups(rows, 0.001, 0, "f"))) == 1  # never empty
+    for bad in (0, -0.5, 1.5):
+        with pytest.raises(ValueError, match=r"rows.jsonl: train_fraction=.*\(0, 1\]"):
+            keep_train_groups(rows, bad, 0, "rows.jsonl")
+
+
+@pytest.mark.parametrize("write, read", [(_er2, _reward), (_bleurt, _bleurt_splits)], ids=["reward", "bleurt"])
+def test_the_datamodules_train_on_the_share_and_keep_val_and_test_whole(tmp_path, write, read):
+    rows = write(tmp_path / "rows.jsonl", n_refs=60)
+    whole = read(rows)
+    half = read(rows, train_fraction=0.5)
+    assert [r.id for r in half["val"]] == [r.id for r in whole["val"]]
+    assert [r.id for r in half["test"]] == [r.id for r in whole["test"]]
+    assert len(_groups(half["train"])) == len(_groups(whole["train"])) // 2
+    assert {r.id for r in half["train"]} < {r.id for r in whole["train"]}
+    with pytest.raises(ValueError, match="train_fraction"):
+        read(rows, train_fraction=0)
+
+
+def test_the_shallow_learner_of_a_run_is_fitted_on_its_share(tmp_path):
+    from train.evaluation.baselines import SHALLOW_NAME, shallow_rating_baseline
+    from train.bleurt.data import BleurtDataModule
+
+    rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
+    dm = BleurtDataModule(train_path=rows, train_fraction=0.5)
+    got = dm.baseline_metrics("val")[SHALLOW_NAME]
+    splits = dm.read_splits()
+    train, val = splits["train"], splits["val"]
+    direct = shallow_rating_baseline([p.reference for p in train], [p.candidate for p in train],
+                                     [p.rating for p in train], [p.reference for p in val],
+                                     [p.candidate for p in val], [p.rating for p in val])[SHALLOW_NAME]
+    assert got == direct
+
+
+def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], fraction: float | None = None):
+    """A finished ClinicalBLEURT run folder as the fit command leaves it: its resolved config and its
+    CSV log with validation figures after each epoch (and training rows between them)."""
+    (run / "logs" / "version_0").mkdir(parents=True)
+    data = {"train_path": rows, "split_by": "column"}
+    if fraction is not None:
+        data["train_fraction"] = fraction
+    (run / "logs" / "version_0" / "config.yaml").write_text(json.dumps({
+        "seed_everything": seed, "data": data, "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2",
+                                                                       "max_length": 128}}}))
+    with (run / "logs" / "version_0" / "metrics.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["epoch", "step", "train/loss", "val/kendall", "val/pearson"])
+        for epoch, (kendall, pearson) in enumerate(val):
+            w.writerow([epoch, 10 * epoch + 5, 0.5, "", ""])
+            w.writerow([epoch, 10 * epoch + 9, "", kendall, pearson])
+    (run / "test_metrics.json").write_text("{}")
+    return run
+
+
+def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_runs_rows(tmp_path):
+    rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
+    full = _fake_run(tmp_path / "full", rows, 42, [(0.1, 0.2), (0.3, 0.5), (0.25, 0.45)])
+    half = _fake_run(tmp_path / "half", rows, 42, [(0.05, 0.1), (0.2, 0.3)], fraction=0.5)
+    out = tmp_path / "curve.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+                           "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
+                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())["clinical_bleurt"]["42"]
+    assert [e["pearson"] for e in data["1"]["epochs"]] == [0.2, 0.5, 0.45]
+    assert data["1"]["best_epoch"] == 1 and data["1"]["val"] == {"pearson": 0.5, "kendall": 0.3}  # the monitor's best
+    from train.bleurt.data import BleurtDataModule
+    from train.evaluation.baselines import SHALLOW_NAME
+
+    for key, fraction in (("1", 1.0), ("0.5", 0.5)):
+        dm = BleurtDataModule(train_path=rows, split_by="column", train_fraction=fraction)
+        assert data[key]["shallow_val"] == dm.baseline_metrics("val")[SHALLOW_NAME]
+        assert data[key]["train_rows"] == len(dm.read_splits()["train"])
+        assert data[key]["gap"]["pearson"] == pytest.approx(data[key]["val"]["pearson"]
+                                                            - data[key]["shallow_val"]["pearson"])
+    assert data["0.5"]["train_rows"] < data["1"]["train_rows"]
+    assert set(data["trend"]) == {"pearson", "kendall"} and data["trend"]["pearson"]["points"] == 2
+    assert "SYNTHETIC" in data["set"] and "VALIDATION" in done.stdout
+    # a run that trained on another share than the one named is refused
+    wrong = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+                            "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert wrong.returncode != 0 and "train_fraction 0.5, not 0.25" in wrong.stderr
