@@ -46,13 +46,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
-#: metric -> (train task, sample config, model init args the CLI links into the data, statistics
-#: {csv / baseline name: JSON name}, the checkpoint monitor)
+#: metric -> (train task, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)
 METRICS = {
-    "er2score": ("reward", "configs/reward/sample.yaml", ("backbone", "system", "prompt_template", "max_length"),
-                 {"pair_acc": "pair_accuracy", "kendall": "kendall"}, "pair_acc"),
-    "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml", ("backbone", "max_length"),
-                        {"pearson": "pearson", "kendall": "kendall"}, "pearson"),
+    "er2score": ("reward", "configs/reward/sample.yaml", {"pair_acc": "pair_accuracy", "kendall": "kendall"},
+                 "pair_acc"),
+    "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml", {"pearson": "pearson", "kendall": "kendall"},
+                        "pearson"),
 }
 
 
@@ -86,27 +85,24 @@ def val_by_epoch(run: Path, stats: dict[str, str]) -> list[dict]:
 
 
 def datamodule(metric: str, cfg: dict):
-    """The run's data module, built from its resolved config (the linked model arguments added)."""
-    task, _, linked, _, _ = METRICS[metric]
-    data = dict(cfg.get("data") or {})
-    init = (cfg.get("model") or {}).get("init_args") or {}
-    for name in linked:
-        if name in init:
-            data[name] = init[name]
-    if task == "reward":
-        from train.reward.data import RewardDataModule as DataModule
-    else:
-        from train.bleurt.data import BleurtDataModule as DataModule
-    dm = DataModule(**data)
-    if task == "reward":
+    """The run's data module, built from its resolved config."""
+    from train.lightning.module import datamodule_from_run_config
+
+    if METRICS[metric][0] == "reward":
+        from train.reward.data import RewardDataModule
+
+        dm = datamodule_from_run_config(RewardDataModule, cfg)
         dm.setup("fit")
-    return dm
+        return dm
+    from train.bleurt.data import BleurtDataModule
+
+    return datamodule_from_run_config(BleurtDataModule, cfg)
 
 
 def curve_point(metric: str, run: Path, command: str) -> dict:
     """One point of the curve: the run's validation figures and the shallow learner's, fitted on the
     run's training rows."""
-    _, _, _, stats, monitor = METRICS[metric]
+    _, _, stats, monitor = METRICS[metric]
     cfg = resolved_config(run)
     epochs = val_by_epoch(run, stats)
     best = max(epochs, key=lambda e: e[stats[monitor]])
@@ -217,7 +213,7 @@ def main(argv=None) -> None:
     entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
-    stats = list(METRICS[args.metric][3].values())
+    stats = list(METRICS[args.metric][2].values())
     print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff tokens, "
           "fitted on the same training rows")
     print(f"{'share':>6} {'rows':>6} " + " ".join(f"{s + ' by epoch':>28} {'best':>6} {'shallow':>7}" for s in stats))

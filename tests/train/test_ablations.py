@@ -157,6 +157,32 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     (shallow,) = [r for r in _csv(out / "rate-eval.csv") if r[paper_key("rate-eval")] == SHALLOW_LABEL]
     assert shallow["in paper"] == "false" and not shallow["Kendall ours"]
     assert shallow["status"].startswith("unavailable: the evaluated Task 2 splits include the train split")
+    # beside ER²Score on the ReXVal pairs: the shallow learner fitted on ER²Score's own training rows
+    from scipy.stats import kendalltau
+
+    from data.rexval import read_rexval
+    from train.ablations.runs import saved_config
+    from train.evaluation.baselines import shallow_learner
+    from train.lightning.module import datamodule_from_run_config
+    from train.reward.data import RewardDataModule
+
+    label = f"{SHALLOW_LABEL}, ER²Score's training rows"
+    er2_rows = {name: {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv")} for name in ("rexval", "er2-metrics")}
+    (reward_run,) = {Path(r["run_dir"]) for r in json.loads((out / "er2-metrics.json").read_text())["runs"]
+                     if r["name"] == specs["reward"].run_name}
+    dm = datamodule_from_run_config(RewardDataModule, saved_config(reward_run))
+    train = dm.split_rows()["train"]
+    assert train and len(train) < len(dm._read(dm.rows))  # the run's train split only
+    pairs = read_rexval(str(synthetic / "synthetic_rexval"))
+    learner = shallow_learner([r.reference for r in train], [r.candidate for r in train],
+                              [dm.system.total_to_internal(r.total) for r in train])
+    direct = -kendalltau(learner.predict([p.reference for p in pairs], [p.candidate for p in pairs]),
+                         [p.rating for p in pairs], variant="b").statistic
+    for name, rows in er2_rows.items():
+        row = rows[label]
+        assert row["status"] == "measured" and row["in paper"] == "false", (name, row)
+        assert float(row["Kendall ours"]) == pytest.approx(direct), name
+        assert f"fitted on the {len(train)} training rows of ER²Score" in row["source"], name
     criteria = _csv(out / "er2-criteria.csv")
     assert all(r["status"] == "measured" for r in criteria) and len(criteria) == 7
     # finished runs were reused, not retrained

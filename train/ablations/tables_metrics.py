@@ -94,6 +94,7 @@ def build_rexval(ctx: Context) -> Table:
     table.rows = _rows_by_measure(ctx, table, measure)
     table.rows.append(_composite_row(ctx, matrix))
     table.rows += _trivial_rows(measure)
+    table.rows.append(_shallow_er2_row(ctx, ("kendall",)))
     return table
 
 
@@ -210,6 +211,36 @@ def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
                "(train/evaluation/baselines.py)", in_paper=False)
 
 
+def _shallow_er2_row(ctx: Context, methods: tuple[str, ...]) -> Row:
+    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    training rows of the profile's ER²Score run (its own data module and split, the rows' totals as the
+    target) and scored on the ReXVal pairs: what a linear model of the edit learns from the rows
+    ER²Score learned from (issue #29). The ReXVal layout has no train split of its own."""
+    from train.ablations.runs import saved_config
+    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+    from train.lightning.module import datamodule_from_run_config
+    from train.reward.data import RewardDataModule
+
+    label = (f"{SHALLOW_LABEL}, ER²Score's training rows",)
+    try:
+        _, refs, cands, errors, groups = rexval_arrays(ctx)
+        run = _er2_run(ctx)
+    except RowUnavailable as err:
+        return Row(label, {}, status=status_of(err), in_paper=False)
+    cfg = saved_config(run.run_dir)
+    if cfg is None:
+        return Row(label, {}, status=f"unavailable: {run.run_dir} saved no config to read its training rows from",
+                   in_paper=False)
+    dm = datamodule_from_run_config(RewardDataModule, cfg)
+    train = dm.split_rows()["train"]
+    model = shallow_learner([r.reference for r in train], [r.candidate for r in train],
+                            [dm.system.total_to_internal(r.total) for r in train])
+    res = ctx.ev.agreement(model.predict(refs, cands), errors, groups, methods, sign=-1.0)
+    return Row(label, {}, {m.capitalize(): Cell.of(res[m]) for m in methods}, MEASURED,
+               f"ridge on diff tokens, fitted on the {len(train)} training rows of ER²Score {run.source()} "
+               "(their totals; train/evaluation/baselines.py)", in_paper=False)
+
+
 # ---- er2-criteria --------------------------------------------------------------------------------------------
 def build_er2_criteria(ctx: Context) -> Table:
     table = new_table(ctx, "er2-criteria", rexval_data_line(ctx), rexval_notes(ctx) + [
@@ -274,6 +305,7 @@ def build_er2_metrics(ctx: Context) -> Table:
     except RowUnavailable as err:
         table.rows.append(Row(("RaTEScore",), {}, status=status_of(err), in_paper=False))
     table.rows += _trivial_rows(measure)
+    table.rows.append(_shallow_er2_row(ctx, ("kendall", "spearman")))
     if devices:
         table.notes.append(f"s/sample: ER²Score scoring time per pair on {', '.join(sorted(devices))} "
                            f"(batch size {ctx.profile.er2.batch_size}, model loading excluded); the paper's is "

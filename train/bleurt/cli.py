@@ -26,7 +26,9 @@ class BleurtCLI(RadscoreCLI):
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         super().add_arguments_to_parser(parser)
-        parser.link_arguments("model.init_args.max_length", "data.max_length")
+        for name in BleurtDataModule.linked_from_model:  # defined once, in the model
+            if name != "backbone":  # linked by RadscoreCLI
+                parser.link_arguments(f"model.init_args.{name}", f"data.{name}")
 
 
 def convert_main(argv: list[str]) -> int:

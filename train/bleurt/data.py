@@ -96,6 +96,9 @@ class BleurtDataModule(pl.LightningDataModule):
             the same share.
     """
 
+    #: the model's arguments the CLI links into the data module (defined once, in the model)
+    linked_from_model = ("backbone", "max_length")
+
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
                  test_path: str | None = None,
                  split_fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), split_seed: int = 0,

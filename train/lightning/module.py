@@ -132,6 +132,17 @@ def keep_train_groups(rows: list, fraction: float, seed: int, source: str) -> li
     return [r for r in rows if r.group in kept]
 
 
+def datamodule_from_run_config(cls, cfg: dict):
+    """``cls`` (a data module with ``linked_from_model``, the model arguments its CLI links into it) as a
+    run built it, from the run's resolved config (``logs/version_N/config.yaml`` or the export's
+    ``training_config.yaml``): the ``data`` section, with the linked arguments taken from the model's
+    ``init_args`` (the saved ``data`` section leaves them out)."""
+    data = dict(cfg.get("data") or {})
+    init = (cfg.get("model") or {}).get("init_args") or {}
+    data.update({name: init[name] for name in cls.linked_from_model if name in init})
+    return cls(**data)
+
+
 def checkpoint_info(checkpoint: dict, expected_task: str) -> dict:
     """The ``radscore`` entry of a Lightning checkpoint of ``expected_task``, or a ValueError saying
     what the checkpoint is instead; each task's ``check_checkpoint`` adds its own checks on it."""

@@ -16,8 +16,9 @@ class RewardCLI(RadscoreCLI):
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         super().add_arguments_to_parser(parser)  # links the backbone
-        for name in ("system", "prompt_template", "max_length"):  # defined once, in the model
-            parser.link_arguments(f"model.init_args.{name}", f"data.{name}")
+        for name in RewardDataModule.linked_from_model:  # defined once, in the model
+            if name != "backbone":  # linked by RadscoreCLI
+                parser.link_arguments(f"model.init_args.{name}", f"data.{name}")
 
 
 def main(args=None) -> None:

@@ -121,6 +121,9 @@ class RewardDataModule(pl.LightningDataModule):
             the same share.
     """
 
+    #: the model's arguments the CLI links into the data module (defined once, in the model)
+    linked_from_model = ("backbone", "system", "prompt_template", "max_length")
+
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
                  test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
                  split_seed: int = 0, split_by: Literal["auto", "group", "column"] = "auto",
