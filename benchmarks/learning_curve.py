@@ -26,8 +26,9 @@ Writes (merges into) ``benchmarks/results/learning_curve.json``::
                                       "run", "command"}},
                   "trend": {<stat>: {"slope_per_doubling", "rows_at_crossing", "note"}}}}
 
-``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. The
-trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
+``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. A point
+trained for another number of epochs than the config's (``--epochs``) is keyed ``<F>x<E>ep`` and left
+out of the trend. The trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
 training rows at which it reaches 0: an extrapolation from a few points, labelled as such.
 """
 
@@ -119,14 +120,17 @@ def curve_point(metric: str, run: Path, command: str) -> dict:
     table = dm.baseline_metrics("val")[SHALLOW]
     shallow = {name: float(table[key]) for key, name in stats.items()}
     val = {name: best[name] for name in stats.values()}
-    return {"train_rows": n_train, "train_groups": len(groups), "val_rows": n_val, "epochs": epochs,
+    return {"fraction": float((cfg.get("data") or {}).get("train_fraction") or 1.0),
+            "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"),
+            "train_rows": n_train, "train_groups": len(groups), "val_rows": n_val, "epochs": epochs,
             "best_epoch": best["epoch"], "val": val, "shallow_val": shallow,
             "gap": {k: val[k] - shallow[k] for k in val},
             "run": str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run), "command": command}
 
 
 def trend(points: dict[str, dict]) -> dict:
-    """Least-squares line of the gap (learned - shallow, validation) against log2(training rows)."""
+    """Least-squares line of the gap (learned - shallow, validation) against log2(training rows), over
+    the points of the config's own number of epochs."""
     from scipy import stats as st
 
     if len(points) < 2:
@@ -152,10 +156,24 @@ def trend(points: dict[str, dict]) -> dict:
     return out
 
 
-def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str]) -> str:
+def config_epochs(config: str) -> int | None:
+    import yaml
+
+    return ((yaml.safe_load((ROOT / config).read_text()) or {}).get("trainer") or {}).get("max_epochs")
+
+
+def point_key(fraction: float, max_epochs, default_epochs) -> str:
+    """A point's key: its share, with ``x<E>ep`` where it trained another number of epochs than the
+    config's (such points are shown, and left out of the trend over rows)."""
+    return fraction_key(fraction) + ("" if max_epochs == default_epochs else f"x{max_epochs}ep")
+
+
+def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str],
+              epochs: int | None = None) -> str:
     task = METRICS[metric][0]
     args = ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
-            "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT)), *extra]
+            "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT)),
+            *(["--trainer.max_epochs", str(epochs)] if epochs else []), *extra]
     command = "python " + " ".join(args)
     if (run / "test_metrics.json").is_file():
         return command
@@ -178,12 +196,15 @@ def main(argv=None) -> None:
     p.add_argument("--existing", action="append", default=[], metavar="F=RUN",
                    help="a finished run of the same config and seed at share F (1: the sample run)")
     p.add_argument("--config", default=None, help="the training config (default: the metric's sample config)")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="train the --fractions for this many epochs instead of the config's (a point of its own)")
     p.add_argument("--runs", default="checkpoints/curve", help="folder of the curve's own runs")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("extra", nargs="*", default=[], help="after --: further arguments of the fit command")
     args = p.parse_args(argv)
     task, default_config, *_ = METRICS[args.metric]
     config = args.config or default_config
+    default_epochs = config_epochs(config)
     points = {}
     for item in args.existing:
         f, _, run = item.partition("=")
@@ -197,32 +218,36 @@ def main(argv=None) -> None:
             raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
         rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
         command = f"python -m train {task} fit --config {config} --seed_everything {args.seed} --run_dir {rel}"
-        points[fraction_key(float(f))] = curve_point(args.metric, run_path, command)
+        point = curve_point(args.metric, run_path, command)
+        points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
     for f in args.fractions:
-        run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}_seed{args.seed}").resolve()
-        command = train_run(args.metric, config, args.seed, f, run, args.extra)
-        points[fraction_key(f)] = curve_point(args.metric, run, command)
+        suffix = f"_e{args.epochs}" if args.epochs else ""
+        run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}{suffix}_seed{args.seed}").resolve()
+        command = train_run(args.metric, config, args.seed, f, run, args.extra, args.epochs)
+        point = curve_point(args.metric, run, command)
+        points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
     if not points:
         p.error("nothing to measure: give --fractions and/or --existing")
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
     entry = data.setdefault(args.metric, {}).setdefault(str(args.seed), {})
     entry.update(points)
-    measured = {k: v for k, v in entry.items() if k not in ("trend", "set")}
-    entry["trend"] = trend(dict(sorted(measured.items(), key=lambda kv: float(kv[0]))))
+    measured = dict(sorted(((k, v) for k, v in entry.items() if k not in ("trend", "set")),
+                           key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
+    entry["trend"] = trend({k: v for k, v in measured.items() if "x" not in k})
     entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     stats = list(METRICS[args.metric][2].values())
     print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff tokens, "
           "fitted on the same training rows")
-    print(f"{'share':>6} {'rows':>6} " + " ".join(f"{s + ' by epoch':>28} {'best':>6} {'shallow':>7}" for s in stats))
-    for k, v in sorted(measured.items(), key=lambda kv: float(kv[0])):
+    print(f"{'share':>9} {'rows':>6} " + " ".join(f"{s + ' by epoch':>28} {'best':>6} {'shallow':>7}" for s in stats))
+    for k, v in measured.items():
         cells = []
         for s in stats:
             curve = " ".join(f"{e[s]:.3f}" for e in v["epochs"])
             cells.append(f"{curve:>28} {v['val'][s]:6.3f} {v['shallow_val'][s]:7.3f}")
-        print(f"{k:>6} {v['train_rows']:6d} " + " ".join(cells))
+        print(f"{k:>9} {v['train_rows']:6d} " + " ".join(cells))
     for s, t in entry["trend"].items():
         extra = f", crosses near {t['rows_at_crossing']} rows" if "rows_at_crossing" in t else ""
         print(f"trend of {s}: {t['slope_per_doubling']:+.3f} per doubling of the rows{extra} ({t['note']})")

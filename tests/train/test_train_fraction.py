@@ -67,7 +67,8 @@ def test_the_shallow_learner_of_a_run_is_fitted_on_its_share(tmp_path):
     assert got == direct
 
 
-def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], fraction: float | None = None):
+def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], fraction: float | None = None,
+              max_epochs: int = 3):
     """A finished ClinicalBLEURT run folder as the fit command leaves it: its resolved config and its
     CSV log with validation figures after each epoch (and training rows between them)."""
     (run / "logs" / "version_0").mkdir(parents=True)
@@ -75,7 +76,7 @@ def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], f
     if fraction is not None:
         data["train_fraction"] = fraction
     (run / "logs" / "version_0" / "config.yaml").write_text(json.dumps({
-        "seed_everything": seed, "data": data, "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2",
+        "seed_everything": seed, "trainer": {"max_epochs": max_epochs}, "data": data, "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2",
                                                                        "max_length": 128}}}))
     with (run / "logs" / "version_0" / "metrics.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -110,6 +111,16 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
                                                             - data[key]["shallow_val"]["pearson"])
     assert data["0.5"]["train_rows"] < data["1"]["train_rows"]
     assert set(data["trend"]) == {"pearson", "kendall"} and data["trend"]["pearson"]["points"] == 2
+    assert data["1"]["max_epochs"] == 3 and data["0.5"]["fraction"] == 0.5
+    # a run of another number of epochs than the config's (3) is a point of its own, outside the trend over rows
+    longer = _fake_run(tmp_path / "longer", rows, 42, [(0.1, 0.2)] * 5, fraction=0.5, max_epochs=5)
+    more = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+                           "--seed", "42", "--fractions", "--existing", f"0.5={longer}", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert more.returncode == 0, more.stderr
+    again = json.loads(out.read_text())["clinical_bleurt"]["42"]
+    assert len(again["0.5x5ep"]["epochs"]) == 5 and again["0.5"] == data["0.5"]  # beside the 3-epoch point
+    assert again["trend"] == data["trend"]
     assert "SYNTHETIC" in data["set"] and "VALIDATION" in done.stdout
     # a run that trained on another share than the one named is refused
     wrong = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
