@@ -41,14 +41,16 @@ def _finish_run(run_dir: Path, spec: RunSpec, build_export, metrics: dict) -> No
 
 
 @pytest.fixture(scope="module")
-def finished_runs(tmp_path_factory, tiny_backbone):
+def finished_runs(tmp_path_factory, tiny_backbone, synthetic):
     from train.rehearsal.tiny import build_tiny_iob_export, build_tiny_reward_export
 
     root = tmp_path_factory.mktemp("runs")
     rng = np.random.default_rng(0)
     ner = {k: float(rng.uniform(0.2, 0.9)) for k in ("test/precision", "test/recall", "test/f1", "test/accuracy")}
-    specs = {"iob": RunSpec((IOB,), name="tiny_iob"), "reward": RunSpec((REWARD,), name="tiny_reward"),
-             "total": RunSpec((REWARD, TOTAL_ONLY), name="tiny_reward_total")}
+    # the reward runs' rows are the module's SYNTHETIC set (what the shallow learner beside ER²Score is fitted on)
+    rows = (f"--data.rows={synthetic / 'synthetic_er2' / 'radcliq_synthetic.jsonl'}", "--model.max_length=430")
+    specs = {"iob": RunSpec((IOB,), name="tiny_iob"), "reward": RunSpec((REWARD,), rows, name="tiny_reward"),
+             "total": RunSpec((REWARD, TOTAL_ONLY), rows, name="tiny_reward_total")}
     _finish_run(root / "tiny_iob", specs["iob"], lambda f: build_tiny_iob_export(f, seed=0), ner)
     for key, seed in (("reward", 1), ("total", 2)):
         _finish_run(root / specs[key].run_name, specs[key],
@@ -57,7 +59,7 @@ def finished_runs(tmp_path_factory, tiny_backbone):
 
 
 def _run_entry(spec: RunSpec) -> dict:
-    return {"configs": list(spec.configs), "name": spec.run_name}
+    return {"configs": list(spec.configs), "overrides": list(spec.overrides), "name": spec.run_name}
 
 
 def write_profile(path: Path, synthetic: Path, runs_root: Path, out: Path, tiny: str, specs: dict, **extra) -> Path:
@@ -315,3 +317,34 @@ def test_the_shallow_row_is_fitted_on_task2_train_and_scored_on_the_evaluated_pa
     assert 0.0 <= row.ours["synthetic Acc"].value <= 1.0 and row.ours["synthetic Acc"].n == len(triads)
     ctx.profile.data.task2_splits = ["train", "test"]
     assert _shallow_rate_eval_row(ctx, test, triads).status.startswith("unavailable: ")
+
+
+def test_er2_truncation_compares_model_and_shallow_learner_on_cut_and_whole_prompts(finished_runs):
+    """benchmarks/er2_truncation.py: the split's pairs in two parts by whether a prompt is longer than
+    max_length, the export and the shallow learner (fitted on the run's training rows) on each."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from er2_truncation import measure
+
+    runs_root, specs, _ = finished_runs
+    res = measure(runs_root / specs["reward"].run_name, "val")
+    parts = res["parts"]
+    assert res["max_length"] == 430 and res["split"] == "val"
+    assert parts["all"]["pairs"] == parts["whole"]["pairs"] + parts["cut"]["pairs"] > 0
+    assert parts["all"]["candidates"] == parts["whole"]["candidates"] + parts["cut"]["candidates"]
+    # the cut candidates are those whose whole prompt is longer than 430 pieces, counted here directly
+    from radscore.reward_model import format_prompt, load_tokenizer
+    from train.ablations.runs import saved_config
+
+    cfg = saved_config(runs_root / specs["reward"].run_name)
+    tok, template = load_tokenizer(cfg["model"]["init_args"]["backbone"]), cfg["model"]["init_args"]["prompt_template"]
+    dev = [json.loads(line) for line in Path(cfg["data"]["rows"]).read_text().splitlines()]
+    lengths = [len(tok(format_prompt(template, r["reference"], r["candidate"]))["input_ids"])
+               for r in dev if r["split"] == "dev"]
+    assert parts["cut"]["candidates"] == sum(n > 430 for n in lengths) > 0
+    assert parts["whole"]["pairs"] > 0  # 430 pieces cut some of this set's prompts, not all
+    for part in parts.values():
+        for who in ("model", "shallow"):
+            assert 0 <= part[who]["pair_accuracy"] <= 1 or not part["pairs"]
+            assert -1 <= part[who]["kendall"] <= 1 or part["candidates"] < 2  # nan: no pair of candidates
