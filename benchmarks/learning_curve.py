@@ -217,7 +217,10 @@ def main(argv=None) -> None:
         if abs(frac - float(f)) > 1e-9:
             raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
         rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
-        command = f"python -m train {task} fit --config {config} --seed_everything {args.seed} --run_dir {rel}"
+        epochs = (cfg.get("trainer") or {}).get("max_epochs")
+        command = (f"python -m train {task} fit --config {config} --seed_everything {args.seed}"
+                   + (f" --data.train_fraction {fraction_key(frac)}" if frac != 1 else "")
+                   + (f" --trainer.max_epochs {epochs}" if epochs != default_epochs else "") + f" --run_dir {rel}")
         point = curve_point(args.metric, run_path, command)
         points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
     for f in args.fractions:

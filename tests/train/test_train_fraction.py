@@ -120,6 +120,8 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert more.returncode == 0, more.stderr
     again = json.loads(out.read_text())["clinical_bleurt"]["42"]
     assert len(again["0.5x5ep"]["epochs"]) == 5 and again["0.5"] == data["0.5"]  # beside the 3-epoch point
+    assert "--data.train_fraction 0.5 --trainer.max_epochs 5" in again["0.5x5ep"]["command"]
+    assert "train_fraction" not in again["1"]["command"] and "max_epochs" not in again["1"]["command"]
     assert again["trend"] == data["trend"]
     assert "SYNTHETIC" in data["set"] and "VALIDATION" in done.stdout
     # a run that trained on another share than the one named is refused
