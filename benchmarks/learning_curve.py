@@ -61,12 +61,13 @@ def fraction_key(fraction: float) -> str:
 
 
 def resolved_config(run: Path) -> dict:
-    import yaml
+    from train.ablations.runs import saved_config
 
-    found = sorted(run.glob("logs/version_*/config.yaml"), key=lambda p: int(p.parent.name.split("_")[-1]))
-    if not found:
-        raise SystemExit(f"{run}: no logs/version_*/config.yaml (not a `python -m train ... fit` run)")
-    return yaml.safe_load(found[-1].read_text())
+    cfg = saved_config(run)
+    if cfg is None:
+        raise SystemExit(f"{run}: no saved config (export/training_config.yaml or logs/version_*/config.yaml; "
+                         "not a `python -m train ... fit` run)")
+    return cfg
 
 
 def val_by_epoch(run: Path, stats: dict[str, str]) -> list[dict]:
