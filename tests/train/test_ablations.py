@@ -50,9 +50,11 @@ def finished_runs(tmp_path_factory, tiny_backbone, synthetic):
     # the reward runs' rows are the module's SYNTHETIC set (what the shallow learner beside ER²Score is fitted on)
     rows = (f"--data.rows={synthetic / 'synthetic_er2' / 'radcliq_synthetic.jsonl'}", "--model.max_length=430")
     specs = {"iob": RunSpec((IOB,), name="tiny_iob"), "reward": RunSpec((REWARD,), rows, name="tiny_reward"),
-             "total": RunSpec((REWARD, TOTAL_ONLY), rows, name="tiny_reward_total")}
+             "total": RunSpec((REWARD, TOTAL_ONLY), rows, name="tiny_reward_total"),
+             # trained on half the training groups: other rows than the two above
+             "half": RunSpec((REWARD,), (*rows, "--data.train_fraction=0.5"), name="tiny_reward_half")}
     _finish_run(root / "tiny_iob", specs["iob"], lambda f: build_tiny_iob_export(f, seed=0), ner)
-    for key, seed in (("reward", 1), ("total", 2)):
+    for key, seed in (("reward", 1), ("total", 2), ("half", 3)):
         _finish_run(root / specs[key].run_name, specs[key],
                     lambda f, s=seed: build_tiny_reward_export(f, tiny_backbone, "radcliq", seed=s), {"test/loss": 1.0})
     return root, specs, ner
@@ -82,7 +84,8 @@ def write_profile(path: Path, synthetic: Path, runs_root: Path, out: Path, tiny:
             "er2-backbones": {"extra": [{"label": ["tiny"], **_run_entry(specs["reward"])}]},
             "er2-loss": {"rows": {"both": _run_entry(specs["reward"]), "total-only": _run_entry(specs["total"])},
                          "notes": ["shortened runs (test)"]},
-            "er2-lambda": {"rows": {"lambda-1.0": _run_entry(specs["reward"])}},
+            "er2-lambda": {"rows": {"lambda-1.0": _run_entry(specs["reward"])},
+                           "extra": [{"label": ["1.0, half the rows"], **_run_entry(specs["half"])}]},
         },
         **extra,
     }
@@ -185,14 +188,50 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
         assert row["status"] == "measured" and row["in paper"] == "false", (name, row)
         assert float(row["Kendall ours"]) == pytest.approx(direct), name
         assert f"fitted on the {len(train)} training rows of ER²Score" in row["source"], name
+    # beside the runs of er2-backbones/-loss/-lambda: one shallow row per distinct set of training rows
+    def direct_kendall(run_name: str) -> tuple[float, int]:
+        (run_dir,) = {Path(r["run_dir"]) for name in ("er2-loss", "er2-lambda")
+                      for r in json.loads((out / f"{name}.json").read_text())["runs"] if r["name"] == run_name}
+        dm = datamodule_from_run_config(RewardDataModule, saved_config(run_dir))
+        rows = dm.split_rows()["train"]
+        model = shallow_learner([r.reference for r in rows], [r.candidate for r in rows],
+                                [dm.system.total_to_internal(r.total) for r in rows])
+        return -kendalltau(model.predict([p.reference for p in pairs], [p.candidate for p in pairs]),
+                           [p.rating for p in pairs], variant="b").statistic, len(rows)
+
+    runs_label = f"{SHALLOW_LABEL}, these runs' training rows"
+    full, n_full = direct_kendall("tiny_reward")
+    half, n_half = direct_kendall("tiny_reward_half")
+    assert n_half < n_full and half != pytest.approx(full)
+    for name, expected in (("er2-backbones", {runs_label: (full, n_full)}),
+                           ("er2-loss", {runs_label: (full, n_full)}),  # both runs trained on the same rows
+                           ("er2-lambda", {f"{runs_label} (tiny_reward)": (full, n_full),
+                                           f"{runs_label} (tiny_reward_half)": (half, n_half)})):
+        shallow_rows = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)].startswith(SHALLOW_LABEL)}
+        assert set(shallow_rows) == set(expected), name
+        for label_, (kendall, n) in expected.items():
+            row = shallow_rows[label_]
+            assert row["status"] == "measured" and row["in paper"] == "false", (name, row)
+            assert float(row["Kendall ours"]) == pytest.approx(kendall), (name, label_)
+            assert f"fitted on the {n} training rows of ER²Score" in row["source"], (name, row["source"])
+    loss_source = shallow_rows_of(out, "er2-loss")[0]["source"]  # the table's first run, then the others
+    assert "tiny_reward_total (reused), the same rows as tiny_reward (their totals" in loss_source
     criteria = _csv(out / "er2-criteria.csv")
     assert all(r["status"] == "measured" for r in criteria) and len(criteria) == 7
     # finished runs were reused, not retrained
     report = json.loads((out / "er2-loss.json").read_text())
     assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_reward": "reused", "tiny_reward_total": "reused"}
+    report = json.loads((out / "er2-lambda.json").read_text())
+    assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_reward": "reused", "tiny_reward_half": "reused"}
     report = json.loads((out / "rate-eval.json").read_text())
     assert {r["name"]: r["status"] for r in report["runs"]} == {"tiny_iob": "reused"}  # RaTEScore's NER run
     assert before == {p: p.stat().st_mtime for p in before}
+
+
+def shallow_rows_of(out: Path, name: str) -> list[dict]:
+    from train.evaluation.baselines import SHALLOW_LABEL
+
+    return [r for r in _csv(out / f"{name}.csv") if r[paper_key(name)].startswith(SHALLOW_LABEL)]
 
 
 def paper_key(name: str) -> str:

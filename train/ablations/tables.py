@@ -5,7 +5,8 @@ Tables of runs (their rows come from the profile's ``tables.<name>.rows``):
 - ``ner-schemes`` (RaTEScore Table 6), ``ner-data`` (Table 7): entity-level P/R/F1 and word
   accuracy of each NER run on the profile's ``ner_eval_subset`` test split;
 - ``er2-backbones`` (ER²Score Table 5), ``er2-loss``, ``er2-lambda`` (§3.4): Kendall and Spearman
-  of each reward run's total against the ReXVal-format error counts;
+  of each reward run's total against the ReXVal-format error counts, then the shallow learner fitted
+  on the runs' training rows (:func:`shallow_er2_rows`);
 - ``encoders`` (RaTEScore Table 8): sentence-level Pearson of RaTEScore with each entity encoder.
 Tables of metrics (``rexval``, ``rate-eval``, ``er2-criteria``, ``er2-metrics``) are in
 :mod:`train.ablations.tables_metrics`.
@@ -175,17 +176,83 @@ def rexval_notes(ctx: Context) -> list[str]:
 
 def _er2_run_table(ctx: Context, name: str) -> Table:
     table = new_table(ctx, name, rexval_data_line(ctx), rexval_notes(ctx))
+    measured: list[RunResult] = []
 
     def measure(spec: RunSpec):
         pairs, refs, cands, errors, groups = rexval_arrays(ctx)
         run = ctx.runs.ensure(spec)
         out = ctx.ev.er2(run, "rexval", refs, cands)
         res = ctx.ev.agreement(er2_goodness(out), errors, groups, ("kendall", "spearman"), sign=-1.0)
+        measured.append(run)
         return ({"Kendall": Cell.of(res["kendall"]), "Spearman": Cell.of(res["spearman"])},
                 f"{run.source()}: {run_label(run)}")
 
     table.rows = table_rows(ctx, table.paper, measure)
+    table.rows += shallow_er2_rows(ctx, measured, ("kendall", "spearman"))
     return table
+
+
+def er2_train_rows(run: RunResult):
+    """``(data module, training rows)`` of a finished ER²Score run, rebuilt from its saved config
+    (its own rows file and split); :class:`RowUnavailable` when the run saved no config."""
+    from train.ablations.resources import ResourceUnavailable
+    from train.ablations.runs import saved_config
+    from train.lightning.module import datamodule_from_run_config
+    from train.reward.data import RewardDataModule
+
+    cfg = saved_config(run.run_dir)
+    if cfg is None:
+        raise ResourceUnavailable(f"{run.run_dir} saved no config to read its training rows from")
+    dm = datamodule_from_run_config(RewardDataModule, cfg)
+    return dm, dm.split_rows()["train"]
+
+
+def shallow_er2_rows(ctx: Context, runs: list[RunResult], methods: tuple[str, ...],
+                     label: str | None = None) -> list[Row]:
+    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    training rows of ER²Score runs (each run's own data module and split, the rows' totals as the
+    target) and scored on the ReXVal pairs: what a linear model of the edit learns from the rows the
+    runs learned from (issue #29). The ReXVal layout has no train split of its own.
+
+    One row per distinct set of training rows: runs that trained on the same rows (the usual case in
+    a table of backbones, losses or λ) share one row; runs on other rows get a row each, named."""
+    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+
+    base = label or f"{SHALLOW_LABEL}, these runs' training rows"
+    if not runs:
+        return [Row((base,), {}, status="unavailable: no ER²Score run of this table was measured", in_paper=False)]
+    try:
+        _, refs, cands, errors, groups = rexval_arrays(ctx)
+    except RowUnavailable as err:
+        return [Row((base,), {}, status=status_of(err), in_paper=False)]
+    sets: dict[tuple, list] = {}   # training rows (by content) -> [(run, data module, rows)]
+    failed: list[Row] = []
+    seen = set()
+    for run in runs:
+        if run.run_dir in seen:  # a run measured in two rows is fitted once
+            continue
+        seen.add(run.run_dir)
+        try:
+            dm, train = er2_train_rows(run)
+        except RowUnavailable as err:
+            failed.append(Row((f"{base} ({run.spec.run_name})",), {}, status=status_of(err), in_paper=False))
+            continue
+        key = tuple((r.reference, r.candidate, r.total) for r in train)
+        sets.setdefault(key, []).append((run, dm, train))
+    rows = []
+    for members in sets.values():
+        run, dm, train = members[0]
+        names = [m[0].spec.run_name for m in members]
+        row_label = base if len(sets) == 1 else f"{base} ({', '.join(names)})"
+        model = shallow_learner([r.reference for r in train], [r.candidate for r in train],
+                                [dm.system.total_to_internal(r.total) for r in train])
+        res = ctx.ev.agreement(model.predict(refs, cands), errors, groups, methods, sign=-1.0)
+        source = (f"ridge on diff tokens, fitted on the {len(train)} training rows of ER²Score {run.source()}"
+                  + (f", the same rows as {', '.join(names[1:])}" if len(names) > 1 else "")
+                  + " (their totals; train/evaluation/baselines.py)")
+        rows.append(Row((row_label,), {}, {m.capitalize(): Cell.of(res[m]) for m in methods}, MEASURED, source,
+                        in_paper=False))
+    return rows + failed
 
 
 def build_er2_backbones(ctx: Context) -> Table:

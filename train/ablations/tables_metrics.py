@@ -17,7 +17,7 @@ from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
 from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped, rexval_arrays, rexval_data_line,
-                                    rexval_notes, status_of)
+                                    rexval_notes, shallow_er2_rows, status_of)
 
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
                     "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)",
@@ -212,33 +212,17 @@ def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
 
 
 def _shallow_er2_row(ctx: Context, methods: tuple[str, ...]) -> Row:
-    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
-    training rows of the profile's ER²Score run (its own data module and split, the rows' totals as the
-    target) and scored on the ReXVal pairs: what a linear model of the edit learns from the rows
-    ER²Score learned from (issue #29). The ReXVal layout has no train split of its own."""
-    from train.ablations.runs import saved_config
-    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
-    from train.lightning.module import datamodule_from_run_config
-    from train.reward.data import RewardDataModule
+    """The shallow learner fitted on the training rows of the profile's ER²Score run
+    (:func:`train.ablations.tables.shallow_er2_rows`), beside ER²Score in a table of metrics."""
+    from train.evaluation.baselines import SHALLOW_LABEL
 
-    label = (f"{SHALLOW_LABEL}, ER²Score's training rows",)
+    label = f"{SHALLOW_LABEL}, ER²Score's training rows"
     try:
-        _, refs, cands, errors, groups = rexval_arrays(ctx)
         run = _er2_run(ctx)
     except RowUnavailable as err:
-        return Row(label, {}, status=status_of(err), in_paper=False)
-    cfg = saved_config(run.run_dir)
-    if cfg is None:
-        return Row(label, {}, status=f"unavailable: {run.run_dir} saved no config to read its training rows from",
-                   in_paper=False)
-    dm = datamodule_from_run_config(RewardDataModule, cfg)
-    train = dm.split_rows()["train"]
-    model = shallow_learner([r.reference for r in train], [r.candidate for r in train],
-                            [dm.system.total_to_internal(r.total) for r in train])
-    res = ctx.ev.agreement(model.predict(refs, cands), errors, groups, methods, sign=-1.0)
-    return Row(label, {}, {m.capitalize(): Cell.of(res[m]) for m in methods}, MEASURED,
-               f"ridge on diff tokens, fitted on the {len(train)} training rows of ER²Score {run.source()} "
-               "(their totals; train/evaluation/baselines.py)", in_paper=False)
+        return Row((label,), {}, status=status_of(err), in_paper=False)
+    (row,) = shallow_er2_rows(ctx, [run], methods, label)
+    return row
 
 
 # ---- er2-criteria --------------------------------------------------------------------------------------------
