@@ -214,6 +214,8 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
             assert row["status"] == "measured" and row["in paper"] == "false", (name, row)
             assert float(row["Kendall ours"]) == pytest.approx(kendall), (name, label_)
             assert f"fitted on the {n} training rows of ER²Score" in row["source"], (name, row["source"])
+            # the synthetic ER² set splits by the corpus split: no evaluated reference was trained on
+            assert f"0 of the {len({p.reference for p in pairs})} evaluated references are among" in row["source"]
     loss_source = shallow_rows_of(out, "er2-loss")[0]["source"]  # the table's first run, then the others
     assert "tiny_reward_total (reused), the same rows as tiny_reward (their totals" in loss_source
     criteria = _csv(out / "er2-criteria.csv")
