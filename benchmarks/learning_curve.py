@@ -28,7 +28,8 @@ Writes (merges into) ``benchmarks/results/learning_curve.json``::
 
 ``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. A point
 trained for another number of epochs than the config's (``--epochs``) is keyed ``<F>x<E>ep`` and left
-out of the trend. The trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
+out of the trend; so is a point trained with further fit arguments (after ``--``, e.g. another
+learning rate), which needs ``--tag T``: keyed ``<F>+<T>``, its runs in ``<metric>_f<F>_<T>_seed<S>``. The trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
 training rows at which it reaches 0: an extrapolation from a few points, labelled as such.
 """
 
@@ -163,10 +164,17 @@ def config_epochs(config: str) -> int | None:
     return ((yaml.safe_load((ROOT / config).read_text()) or {}).get("trainer") or {}).get("max_epochs")
 
 
-def point_key(fraction: float, max_epochs, default_epochs) -> str:
+def point_key(fraction: float, max_epochs, default_epochs, tag: str | None = None) -> str:
     """A point's key: its share, with ``x<E>ep`` where it trained another number of epochs than the
-    config's (such points are shown, and left out of the trend over rows)."""
-    return fraction_key(fraction) + ("" if max_epochs == default_epochs else f"x{max_epochs}ep")
+    config's and ``+<tag>`` where it trained with further fit arguments (such points are shown, and
+    left out of the trend over rows)."""
+    return (fraction_key(fraction) + ("" if max_epochs == default_epochs else f"x{max_epochs}ep")
+            + (f"+{tag}" if tag else ""))
+
+
+def on_trend(key: str) -> bool:
+    """Whether a point is of the config's own settings (a share only), the points the trend is over."""
+    return "x" not in key and "+" not in key
 
 
 def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str],
@@ -201,8 +209,18 @@ def main(argv=None) -> None:
                    help="train the --fractions for this many epochs instead of the config's (a point of its own)")
     p.add_argument("--runs", default="checkpoints/curve", help="folder of the curve's own runs")
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--tag", default=None,
+                   help="name of the further fit arguments (needed with them): the points' key <F>+<tag>")
     p.add_argument("extra", nargs="*", default=[], help="after --: further arguments of the fit command")
-    args = p.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)  # argparse would not take them after the options
+    args = p.parse_args(argv[:cut])
+    args.extra = argv[cut + 1:]
+    if args.extra and not args.tag:
+        p.error(f"further fit arguments {args.extra} need --tag NAME: they are another setting, not the config's "
+                "point at that share (its run and key would be taken)")
+    if args.tag and not all(c.isalnum() or c in "-_." for c in args.tag):
+        p.error(f"--tag {args.tag!r}: letters, digits, '-', '_' and '.' only (it names a folder)")
     task, default_config, *_ = METRICS[args.metric]
     config = args.config or default_config
     default_epochs = config_epochs(config)
@@ -225,11 +243,13 @@ def main(argv=None) -> None:
         point = curve_point(args.metric, run_path, command)
         points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
     for f in args.fractions:
-        suffix = f"_e{args.epochs}" if args.epochs else ""
+        suffix = (f"_e{args.epochs}" if args.epochs else "") + (f"_{args.tag}" if args.tag else "")
         run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}{suffix}_seed{args.seed}").resolve()
         command = train_run(args.metric, config, args.seed, f, run, args.extra, args.epochs)
         point = curve_point(args.metric, run, command)
-        points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
+        if args.extra:
+            point["fit_arguments"] = list(args.extra)
+        points[point_key(point["fraction"], point["max_epochs"], default_epochs, args.tag)] = point
     if not points:
         p.error("nothing to measure: give --fractions and/or --existing")
     out = Path(args.out)
@@ -238,7 +258,7 @@ def main(argv=None) -> None:
     entry.update(points)
     measured = dict(sorted(((k, v) for k, v in entry.items() if k not in ("trend", "set")),
                            key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
-    entry["trend"] = trend({k: v for k, v in measured.items() if "x" not in k})
+    entry["trend"] = trend({k: v for k, v in measured.items() if on_trend(k)})
     entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")

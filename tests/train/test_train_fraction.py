@@ -129,3 +129,24 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
                             "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)],
                            capture_output=True, text=True, cwd=ROOT)
     assert wrong.returncode != 0 and "train_fraction 0.5, not 0.25" in wrong.stderr
+
+
+def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
+    """Another setting (e.g. a learning rate after --) is its own point: without --tag it would take the
+    config's run folder and key at that share, so it is refused before anything trains."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "learning_curve.py")
+    curve = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(curve)
+    untagged = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+                               "--fractions", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "c.json"),
+                               "--", "--model.lr=1e-4"], capture_output=True, text=True, cwd=ROOT)
+    assert untagged.returncode == 2 and "need --tag NAME" in untagged.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "c.json").exists()
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+                          "--fractions", "1", "--tag", "lr/1", "--out", str(tmp_path / "c.json"), "--", "--model.lr=1e-4"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "names a folder" in bad.stderr
+    assert curve.point_key(1.0, 3, 3, "lr1e-4") == "1+lr1e-4" and curve.point_key(0.5, 5, 3) == "0.5x5ep"
+    assert [k for k in ("1", "0.5", "1+lr1e-4", "0.5x5ep") if curve.on_trend(k)] == ["1", "0.5"]
