@@ -162,6 +162,8 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     (shallow,) = [r for r in _csv(out / "rate-eval.csv") if r[paper_key("rate-eval")] == SHALLOW_LABEL]
     assert shallow["in paper"] == "false" and not shallow["Kendall ours"]
     assert shallow["status"].startswith("unavailable: the evaluated Task 2 splits include the train split")
+    (shallow,) = [r for r in _csv(out / "encoders.csv") if r["encoder"] == SHALLOW_LABEL]  # Task 1, likewise
+    assert shallow["status"].startswith("unavailable: the evaluated Task 1 splits include the train split")
     # beside ER²Score on the ReXVal pairs: the shallow learner fitted on ER²Score's own training rows
     from scipy.stats import kendalltau
 
@@ -358,6 +360,36 @@ def test_the_shallow_row_is_fitted_on_task2_train_and_scored_on_the_evaluated_pa
     assert 0.0 <= row.ours["synthetic Acc"].value <= 1.0 and row.ours["synthetic Acc"].n == len(triads)
     ctx.profile.data.task2_splits = ["train", "test"]
     assert _shallow_rate_eval_row(ctx, test, triads).status.startswith("unavailable: ")
+
+
+def test_the_encoders_table_ends_with_the_shallow_learner_fitted_on_task1_train(synthetic, finished_runs,
+                                                                               tiny_backbone, tmp_path):
+    """RaTEScore's encoder rows (Task 1 sentence pairs) have the shallow learner beside them, fitted on
+    the Task 1 train split and scored on the evaluated test pairs: the same Pearson as a direct fit."""
+    from scipy.stats import pearsonr
+
+    from data.rate_eval import read_rate_eval_task1
+    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+
+    runs_root, specs, _ = finished_runs
+    out = tmp_path / "out"
+    profile = write_profile(tmp_path / "profile.yaml", synthetic, runs_root, out, tiny_backbone, specs)
+    raw = yaml.safe_load(profile.read_text())
+    raw["data"]["task1_splits"] = ["test"]
+    profile.write_text(yaml.safe_dump(raw))
+    assert ablations_main(["--table", "encoders", "--profile-config", str(profile), "--no-progress"]) == 0
+    (row,) = [r for r in _csv(out / "encoders.csv") if r["encoder"] == SHALLOW_LABEL]
+    root = synthetic / "synthetic_rate_eval"
+    train, test = read_rate_eval_task1(root, "train"), read_rate_eval_task1(root, "test")
+    assert {p.candidate for p in train}.isdisjoint({p.candidate for p in test})
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
+    direct = pearsonr(model.predict([p.reference for p in test], [p.candidate for p in test]),
+                      [p.rating for p in test]).statistic
+    assert row["status"] == "measured" and row["in paper"] == "false"
+    assert float(row["Pearson ours"]) == pytest.approx(direct)
+    assert f"fitted on the {len(train)} Task 1 train pairs" in row["source"]
+    tiny = [r for r in _csv(out / "encoders.csv") if r["encoder"] == "tiny"]
+    assert tiny and tiny[0]["status"] == "measured"  # beside RaTEScore's own row
 
 
 def test_er2_truncation_compares_model_and_shallow_learner_on_cut_and_whole_prompts(finished_runs):

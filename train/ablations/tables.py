@@ -131,7 +131,51 @@ def build_encoders(ctx: Context) -> Table:
         return {"Pearson": Cell.of(res["pearson"])}, source
 
     table.rows = table_rows(ctx, table.paper, measure)
+    try:
+        pairs = ctx.ev.task(1)
+    except RowUnavailable:
+        pairs = None
+    fitted = shallow_on_task_train(ctx, 1, pairs is not None)
+    if isinstance(fitted, Row):
+        table.rows.append(fitted)
+    else:
+        model, n_train = fitted
+        res = ctx.ev.agreement(model.predict([p.reference for p in pairs], [p.candidate for p in pairs]),
+                               [p.rating for p in pairs], [p.group for p in pairs], ("pearson",))
+        table.rows.append(Row(shallow_label(), {}, {"Pearson": Cell.of(res["pearson"])}, MEASURED,
+                              f"ridge on diff tokens, fitted on the {n_train} Task 1 train pairs "
+                              "(train/evaluation/baselines.py)", in_paper=False))
     return table
+
+
+def shallow_label() -> tuple[str]:
+    from train.evaluation.baselines import SHALLOW_LABEL
+
+    return (SHALLOW_LABEL,)
+
+
+def shallow_on_task_train(ctx: Context, number: int, anything_to_evaluate: bool):
+    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    train split of RaTE-Eval Task ``number``, as ``(model, training pairs)``; or the row saying why it
+    is unavailable. It is never fitted on a pair it is evaluated on: where the profile evaluates the
+    train split too, there is no row (issue #29)."""
+    from data import rate_eval
+    from train.evaluation.baselines import shallow_learner
+
+    splits = ctx.profile.data.task1_splits if number == 1 else ctx.profile.data.task2_splits
+    if "train" in splits:
+        return Row(shallow_label(), {}, status=f"unavailable: the evaluated Task {number} splits include the train "
+                   "split, the shallow learner's only fitting data", in_paper=False)
+    reader = rate_eval.read_rate_eval_task1 if number == 1 else rate_eval.read_rate_eval_task2
+    try:
+        train = reader(ctx.ev.rate_eval_root(), "train")
+    except (RowUnavailable, OSError, ValueError) as err:
+        return Row(shallow_label(), {}, status=f"unavailable: no Task {number} train split to fit on ({err})",
+                   in_paper=False)
+    if len(train) < 2 or not anything_to_evaluate:
+        return Row(shallow_label(), {}, status="unavailable: nothing to fit on or to evaluate", in_paper=False)
+    model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
+    return model, len(train)
 
 
 # ---- ER²Score runs against ReXVal ---------------------------------------------------------------------

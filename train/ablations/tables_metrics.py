@@ -17,7 +17,8 @@ from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
 from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped, rexval_arrays, rexval_data_line,
-                                    rexval_notes, shallow_er2_rows, status_of)
+                                    shallow_label, rexval_notes, shallow_er2_rows, shallow_on_task_train,
+                                    status_of)
 
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
                     "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)",
@@ -177,24 +178,14 @@ def build_rate_eval(ctx: Context) -> Table:
 
 
 def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
-    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
-    Task 2 train split, scored on the evaluated Task 2 pairs and the Task 3 triads: what a linear
-    model of the edit reaches (issue #29). Never fitted on a pair it is evaluated on."""
-    from data.rate_eval import read_rate_eval_task2
-    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+    """The shallow learner fitted on the Task 2 train split (:func:`shallow_on_task_train`), scored on
+    the evaluated Task 2 pairs and the Task 3 triads: what a linear model of the edit reaches (issue #29)."""
     from train.evaluation.metaeval import triad_accuracy
 
-    label = (SHALLOW_LABEL,)
-    if "train" in ctx.profile.data.task2_splits:
-        return Row(label, {}, status="unavailable: the evaluated Task 2 splits include the train split, "
-                   "the shallow learner's only fitting data", in_paper=False)
-    try:
-        train = read_rate_eval_task2(ctx.ev.rate_eval_root(), "train")
-    except (RowUnavailable, OSError, ValueError) as err:
-        return Row(label, {}, status=f"unavailable: no Task 2 train split to fit on ({err})", in_paper=False)
-    if len(train) < 2 or (task2 is None and task3 is None):
-        return Row(label, {}, status="unavailable: nothing to fit on or to evaluate", in_paper=False)
-    model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
+    fitted = shallow_on_task_train(ctx, 2, bool(task2 or task3))
+    if isinstance(fitted, Row):
+        return fitted
+    model, n_train = fitted
     cells = {}
     if task2:
         scores = model.predict([p.reference for p in task2], [p.candidate for p in task2])
@@ -207,8 +198,8 @@ def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
         cells["synthetic Acc"] = Cell(triad_accuracy(model.predict(originals, [t.synonym for t in task3]),
                                                      model.predict(originals, [t.opposite for t in task3])),
                                       n=len(task3))
-    return Row(label, {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {len(train)} Task 2 train pairs "
-               "(train/evaluation/baselines.py)", in_paper=False)
+    return Row(shallow_label(), {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {n_train} Task 2 train "
+               "pairs (train/evaluation/baselines.py)", in_paper=False)
 
 
 def _shallow_er2_row(ctx: Context, methods: tuple[str, ...]) -> Row:
