@@ -13,7 +13,9 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
   same rows (``test/baseline/shallow_ridge/<statistic>``: ridge on diff tokens, or a logistic
   regression on the candidates' difference for pair accuracy, fitted on the train rows of the same
   set by the training command itself, :mod:`train.evaluation.baselines`). The seed is the run's
-  ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file.
+  ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file. A run
+  that differs from the sample config in a setting the config states (or trained on a share of the
+  rows) is refused, naming the settings: the ``command`` written would not reproduce it.
 - ``--demo OUT``: a ``python -m train demo`` folder (``make demo``: ``checkpoints/demo``); its
   ``demo_report.json`` gives the tuned RaTEScore and the shallow learner (fitted on the search's
   train pairs) on the held-out pairs: Kendall, Pearson and the Task 3 triad accuracy.
@@ -46,6 +48,20 @@ def _resolved_config(run: Path) -> dict:
     return yaml.safe_load(found[-1].read_text())
 
 
+def differences_from_config(cfg: dict, config: str, seed) -> list[str]:
+    """What a run's resolved config sets otherwise than ``config`` at ``seed`` (the settings the config
+    states, as ``python -m train ablations`` compares them, and the training share)."""
+    from train.ablations.profile import RunSpec
+    from train.ablations.runs import config_differences, flatten, merged_config
+
+    stated = flatten(merged_config(RunSpec((str(ROOT / config),)), (f"--seed_everything={seed}",)))
+    out = config_differences(stated, flatten(cfg))
+    fraction = (cfg.get("data") or {}).get("train_fraction")
+    if fraction not in (None, 1, 1.0):
+        out.append(f"data.train_fraction: run has {fraction!r}, config says 1")
+    return out
+
+
 def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, dict]:
     if metric not in TASKS:
         raise SystemExit(f"--run {metric}=...: expected one of {sorted(TASKS)}")
@@ -68,6 +84,10 @@ def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, di
     if info is not None and info.is_file():  # data.synth's record of the set: its seed and fingerprint
         gen = json.loads(info.read_text())
         rows = f"{rows}, data.synth seed {gen.get('seed')}, generator fingerprint {gen.get('fingerprint')}"
+    differences = differences_from_config(cfg, config or default_config, seed)
+    if differences:
+        raise SystemExit(f"{run}: not {config or default_config} at seed {seed}, so the command written for it would "
+                         f"not reproduce it: {'; '.join(differences)}")
     command = (f"python -m train {task} fit --config {config or default_config} --seed_everything {seed} "
                f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
     return str(seed), {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,

@@ -14,10 +14,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "learned_vs_shallow.py"
 
 
-def _run_folder(path: Path, seed: int, metrics: dict) -> Path:
+def _run_folder(path: Path, seed: int, metrics: dict, *overrides: str, config: str = "configs/reward/sample.yaml") -> Path:
+    """A finished run's folder: its resolved config is the sample config at ``seed`` (plus ``overrides``)."""
+    import yaml
+
+    from train.ablations.profile import RunSpec
+    from train.ablations.runs import merged_config
+
+    resolved = merged_config(RunSpec((str(ROOT / config),), overrides), (f"--seed_everything={seed}",))
     (path / "logs" / "version_0").mkdir(parents=True)
-    (path / "logs" / "version_0" / "config.yaml").write_text(
-        f"seed_everything: {seed}\ndata:\n  rows: checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl\n")
+    (path / "logs" / "version_0" / "config.yaml").write_text(yaml.safe_dump(resolved))
     (path / "test_metrics.json").write_text(json.dumps(metrics))
     return path
 
@@ -65,3 +71,19 @@ def test_a_run_without_its_figures_is_refused_by_name(tmp_path, metrics, message
     done = _call("--run", f"er2score={run}", "--out", str(tmp_path / "x.json"))
     assert done.returncode != 0 and message in done.stderr and str(run) in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("overrides, named", [
+    (("--model.lr=1.0e-3",), "model.init_args.lr: run has 0.001"),
+    (("--data.train_fraction=0.5",), "data.train_fraction: run has 0.5"),
+])
+def test_a_run_that_is_not_the_sample_config_is_refused_naming_the_setting(tmp_path, overrides, named):
+    """Its command would be the sample config's, which would not reproduce it (e.g. a run of the learning
+    curve at another learning rate or share: benchmarks/learning_curve.py keeps those)."""
+    figures = {"test/pearson": 0.5, "test/baseline/shallow_ridge/pearson": 0.4}
+    run = _run_folder(tmp_path / "run", 42, figures, *overrides, config="configs/bleurt/sample.yaml")
+    done = _call("--run", f"clinical_bleurt={run}", "--out", str(tmp_path / "x.json"))
+    assert done.returncode != 0 and named in done.stderr and "would not reproduce it" in done.stderr
+    assert not (tmp_path / "x.json").exists()
+    same = _run_folder(tmp_path / "same", 42, figures, config="configs/bleurt/sample.yaml")
+    assert _call("--run", f"clinical_bleurt={same}", "--out", str(tmp_path / "x.json")).returncode == 0
