@@ -29,7 +29,10 @@ Writes (merges into) ``benchmarks/results/learning_curve.json``::
 ``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. A point
 trained for another number of epochs than the config's (``--epochs``) is keyed ``<F>x<E>ep`` and left
 out of the trend; so is a point trained with further fit arguments (after ``--``, e.g. another
-learning rate), which needs ``--tag T``: keyed ``<F>+<T>``, its runs in ``<metric>_f<F>_<T>_seed<S>``. The trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
+learning rate), which needs ``--tag T``: keyed ``<F>+<T>``, its runs in ``<metric>_f<F>_<T>_seed<S>``.
+An ``--existing`` run that differs from the config in a setting the config states needs ``--tag`` too
+(its command names the differing settings); the points of one tag get a trend of their own,
+``trend+<T>``. The trend is a least-squares line of the gap against log2(training rows) over the seed's points, with the
 training rows at which it reaches 0: an extrapolation from a few points, labelled as such.
 """
 
@@ -130,6 +133,9 @@ def curve_point(metric: str, run: Path, command: str) -> dict:
             "run": str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run), "command": command}
 
 
+MAX_LOG2_ROWS = 40  # a crossing extrapolated beyond 2^40 training rows is no crossing
+
+
 def trend(points: dict[str, dict]) -> dict:
     """Least-squares line of the gap (learned - shallow, validation) against log2(training rows), over
     the points of the config's own number of epochs."""
@@ -145,7 +151,10 @@ def trend(points: dict[str, dict]) -> dict:
             continue
         fit = st.linregress(x, y)
         entry = {"slope_per_doubling": float(fit.slope), "points": len(x)}
-        if fit.slope > 0 and y[x.index(max(x))] < 0:
+        if fit.slope > 0 and y[x.index(max(x))] < 0 and -fit.intercept / fit.slope > MAX_LOG2_ROWS:
+            entry["note"] = (f"the line of the gap reaches 0 only beyond 2^{MAX_LOG2_ROWS} rows: no crossing by "
+                             "rows in practice")
+        elif fit.slope > 0 and y[x.index(max(x))] < 0:
             entry["rows_at_crossing"] = round(2 ** (-fit.intercept / fit.slope))
             entry["note"] = "extrapolated from the points above: where the line of the gap reaches 0"
         elif all(v >= 0 for v in y):
@@ -175,6 +184,23 @@ def point_key(fraction: float, max_epochs, default_epochs, tag: str | None = Non
 def on_trend(key: str) -> bool:
     """Whether a point is of the config's own settings (a share only), the points the trend is over."""
     return "x" not in key and "+" not in key
+
+
+def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs) -> list[str]:
+    """The fit arguments (``--key=value``) by which a run's resolved config differs from ``config`` at
+    its seed, share and epochs: the settings the config states (as ``python -m train ablations``
+    compares them)."""
+    from train.ablations.profile import RunSpec
+    from train.ablations.runs import NOT_SET, differing_settings, flatten, merged_config
+
+    overrides = (f"--seed_everything={seed}", *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
+                 *([f"--trainer.max_epochs={epochs}"] if epochs is not None else []))
+    stated = flatten(merged_config(RunSpec((str(ROOT / config),)), overrides))
+    differing = differing_settings(stated, flatten(cfg))
+    unset = [k for k, (have, _) in differing.items() if have is NOT_SET]
+    if unset:
+        raise SystemExit(f"{config}: states {unset}, which the run's config lacks: not a run of this config")
+    return [f"--{key}={have}" for key, (have, _) in differing.items()]
 
 
 def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str],
@@ -237,11 +263,18 @@ def main(argv=None) -> None:
             raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
         rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
         epochs = (cfg.get("trainer") or {}).get("max_epochs")
+        further = further_settings(cfg, config, args.seed, frac, epochs)
+        if further and not args.tag:
+            raise SystemExit(f"--existing {item}: the run differs from {config} in {', '.join(further)}: "
+                             "give --tag NAME (its point is another setting, not the config's)")
         command = (f"python -m train {task} fit --config {config} --seed_everything {args.seed}"
                    + (f" --data.train_fraction {fraction_key(frac)}" if frac != 1 else "")
-                   + (f" --trainer.max_epochs {epochs}" if epochs != default_epochs else "") + f" --run_dir {rel}")
+                   + (f" --trainer.max_epochs {epochs}" if epochs != default_epochs else "")
+                   + "".join(f" {o}" for o in further) + f" --run_dir {rel}")
         point = curve_point(args.metric, run_path, command)
-        points[point_key(point["fraction"], point["max_epochs"], default_epochs)] = point
+        if further:
+            point["fit_arguments"] = further
+        points[point_key(point["fraction"], point["max_epochs"], default_epochs, args.tag if further else None)] = point
     for f in args.fractions:
         suffix = (f"_e{args.epochs}" if args.epochs else "") + (f"_{args.tag}" if args.tag else "")
         run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}{suffix}_seed{args.seed}").resolve()
@@ -256,9 +289,11 @@ def main(argv=None) -> None:
     data = json.loads(out.read_text()) if out.is_file() else {}
     entry = data.setdefault(args.metric, {}).setdefault(str(args.seed), {})
     entry.update(points)
-    measured = dict(sorted(((k, v) for k, v in entry.items() if k not in ("trend", "set")),
+    measured = dict(sorted(((k, v) for k, v in entry.items() if k != "set" and not k.startswith("trend")),
                            key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
     entry["trend"] = trend({k: v for k, v in measured.items() if on_trend(k)})
+    for tag in sorted({k.split("+", 1)[1] for k in measured if "+" in k}):  # a curve per further setting
+        entry[f"trend+{tag}"] = trend({k: v for k, v in measured.items() if "x" not in k and k.endswith("+" + tag)})
     entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
@@ -272,9 +307,10 @@ def main(argv=None) -> None:
             curve = " ".join(f"{e[s]:.3f}" for e in v["epochs"])
             cells.append(f"{curve:>28} {v['val'][s]:6.3f} {v['shallow_val'][s]:7.3f}")
         print(f"{k:>9} {v['train_rows']:6d} " + " ".join(cells))
-    for s, t in entry["trend"].items():
-        extra = f", crosses near {t['rows_at_crossing']} rows" if "rows_at_crossing" in t else ""
-        print(f"trend of {s}: {t['slope_per_doubling']:+.3f} per doubling of the rows{extra} ({t['note']})")
+    for name in sorted(k for k in entry if k.startswith("trend")):
+        for s, t in entry[name].items():
+            extra = f", crosses near {t['rows_at_crossing']} rows" if "rows_at_crossing" in t else ""
+            print(f"{name} of {s}: {t['slope_per_doubling']:+.3f} per doubling of the rows{extra} ({t['note']})")
     print(f"wrote {out}")
 
 

@@ -67,17 +67,20 @@ def test_the_shallow_learner_of_a_run_is_fitted_on_its_share(tmp_path):
     assert got == direct
 
 
+def _config(rows: str, max_epochs: int = 3, lr: float = 2e-4) -> dict:
+    return {"trainer": {"max_epochs": max_epochs}, "data": {"train_path": rows, "split_by": "column"},
+            "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2", "max_length": 128, "lr": lr}}}
+
+
 def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], fraction: float | None = None,
-              max_epochs: int = 3):
+              max_epochs: int = 3, lr: float = 2e-4):
     """A finished ClinicalBLEURT run folder as the fit command leaves it: its resolved config and its
     CSV log with validation figures after each epoch (and training rows between them)."""
     (run / "logs" / "version_0").mkdir(parents=True)
-    data = {"train_path": rows, "split_by": "column"}
+    cfg = {"seed_everything": seed, **_config(rows, max_epochs, lr)}
     if fraction is not None:
-        data["train_fraction"] = fraction
-    (run / "logs" / "version_0" / "config.yaml").write_text(json.dumps({
-        "seed_everything": seed, "trainer": {"max_epochs": max_epochs}, "data": data, "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2",
-                                                                       "max_length": 128}}}))
+        cfg["data"]["train_fraction"] = fraction
+    (run / "logs" / "version_0" / "config.yaml").write_text(json.dumps(cfg))
     with (run / "logs" / "version_0" / "metrics.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["epoch", "step", "train/loss", "val/kendall", "val/pearson"])
@@ -93,8 +96,10 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     full = _fake_run(tmp_path / "full", rows, 42, [(0.1, 0.2), (0.3, 0.5), (0.25, 0.45)])
     half = _fake_run(tmp_path / "half", rows, 42, [(0.05, 0.1), (0.2, 0.3)], fraction=0.5)
     out = tmp_path / "curve.json"
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
-                           "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
+    config = tmp_path / "config.yaml"  # the runs' config (the curve names its settings' differences from it)
+    config.write_text(json.dumps(_config(rows)))
+    curve = [sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt", "--config", str(config)]
+    done = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
                            "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())["clinical_bleurt"]["42"]
@@ -114,8 +119,7 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert data["1"]["max_epochs"] == 3 and data["0.5"]["fraction"] == 0.5
     # a run of another number of epochs than the config's (3) is a point of its own, outside the trend over rows
     longer = _fake_run(tmp_path / "longer", rows, 42, [(0.1, 0.2)] * 5, fraction=0.5, max_epochs=5)
-    more = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
-                           "--seed", "42", "--fractions", "--existing", f"0.5={longer}", "--out", str(out)],
+    more = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"0.5={longer}", "--out", str(out)],
                           capture_output=True, text=True, cwd=ROOT)
     assert more.returncode == 0, more.stderr
     again = json.loads(out.read_text())["clinical_bleurt"]["42"]
@@ -125,10 +129,22 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert again["trend"] == data["trend"]
     assert "SYNTHETIC" in data["set"] and "VALIDATION" in done.stdout
     # a run that trained on another share than the one named is refused
-    wrong = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
-                            "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)],
+    wrong = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)],
                            capture_output=True, text=True, cwd=ROOT)
     assert wrong.returncode != 0 and "train_fraction 0.5, not 0.25" in wrong.stderr
+    # runs of another learning rate than the config's: refused without --tag, else points (and a trend) of their own
+    slow = [_fake_run(tmp_path / f"slow{f}", rows, 42, [(0.2, 0.3), (0.3, 0.6)], fraction=f, lr=1e-4) for f in (1.0, 0.5)]
+    untagged = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={slow[0]}", "--out", str(out)],
+                              capture_output=True, text=True, cwd=ROOT)
+    assert untagged.returncode != 0 and "model.init_args.lr" in untagged.stderr and "--tag" in untagged.stderr
+    tagged = subprocess.run([*curve, "--seed", "42", "--fractions", "--tag", "lr1e-4", "--existing", f"1={slow[0]}",
+                             "--existing", f"0.5={slow[1]}", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert tagged.returncode == 0, tagged.stderr
+    final = json.loads(out.read_text())["clinical_bleurt"]["42"]
+    assert final["1+lr1e-4"]["fit_arguments"] == ["--model.init_args.lr=0.0001"]
+    assert final["1+lr1e-4"]["command"].endswith(f"--model.init_args.lr=0.0001 --run_dir {slow[0]}")
+    assert final["1"] == data["1"] and final["trend"] == data["trend"]  # the config's own points stay as they were
+    assert final["trend+lr1e-4"]["pearson"]["points"] == 2 and "trend+lr1e-4 of pearson" in tagged.stdout
 
 
 def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):

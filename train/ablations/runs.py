@@ -116,18 +116,29 @@ def same_value(key: str, stated, saved) -> bool:
     return stated == saved
 
 
-def config_differences(stated: dict, saved: dict) -> list[str]:
-    """``key: run has X, config says Y`` for every stated setting the saved config does not match."""
-    out = []
+def differing_settings(stated: dict, saved: dict) -> dict:
+    """``{key: (run's value, config's value)}`` for every stated setting the saved config does not
+    match (the run's value :data:`NOT_SET` where its config lacks the key)."""
+    out = {}
     for key, value in stated.items():
         if key in IGNORED_KEYS or any(key.startswith(k + ".") for k in IGNORED_KEYS):
             continue
         if key not in saved:
             if value is not None:
-                out.append(f"{key}: not in the run's config, config says {value!r}")
+                out[key] = (NOT_SET, value)
         elif not same_value(key, value, saved[key]):
-            out.append(f"{key}: run has {saved[key]!r}, config says {value!r}")
+            out[key] = (saved[key], value)
     return out
+
+
+NOT_SET = object()
+
+
+def config_differences(stated: dict, saved: dict) -> list[str]:
+    """``key: run has X, config says Y`` for every stated setting the saved config does not match."""
+    return [f"{key}: not in the run's config, config says {want!r}" if have is NOT_SET
+            else f"{key}: run has {have!r}, config says {want!r}"
+            for key, (have, want) in differing_settings(stated, saved).items()]
 
 
 def saved_config(run_dir: Path) -> dict | None:
