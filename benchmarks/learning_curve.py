@@ -186,16 +186,16 @@ def on_trend(key: str) -> bool:
     return "x" not in key and "+" not in key
 
 
-def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs) -> list[str]:
+def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs, extra: tuple = ()) -> list[str]:
     """The fit arguments (``--key=value``) by which a run's resolved config differs from ``config`` at
-    its seed, share and epochs: the settings the config states (as ``python -m train ablations``
-    compares them)."""
+    its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each): the
+    settings the config and ``extra`` state (as ``python -m train ablations`` compares them)."""
     from train.ablations.profile import RunSpec
     from train.ablations.runs import NOT_SET, differing_settings, flatten, merged_config
 
     overrides = (f"--seed_everything={seed}", *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
                  *([f"--trainer.max_epochs={epochs}"] if epochs is not None else []))
-    stated = flatten(merged_config(RunSpec((str(ROOT / config),)), overrides))
+    stated = flatten(merged_config(RunSpec((str(ROOT / config),), tuple(extra)), overrides))
     differing = differing_settings(stated, flatten(cfg))
     unset = [k for k, (have, _) in differing.items() if have is NOT_SET]
     if unset:
@@ -207,10 +207,17 @@ def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, e
               epochs: int | None = None) -> str:
     task = METRICS[metric][0]
     args = ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
-            "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT)),
+            "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run),
             *(["--trainer.max_epochs", str(epochs)] if epochs else []), *extra]
     command = "python " + " ".join(args)
-    if (run / "test_metrics.json").is_file():
+    if (run / "test_metrics.json").is_file():  # reused only where it is this run
+        cfg = resolved_config(run)
+        other = further_settings(cfg, config, seed, fraction, epochs or config_epochs(config), tuple(extra))
+        if cfg.get("seed_everything") != seed:
+            other.append(f"--seed_everything={cfg.get('seed_everything')}")
+        if other:
+            raise SystemExit(f"{run} holds a finished run of other settings ({', '.join(other)}) than {command}: "
+                             "move it away, or give --runs or --tag")
         return command
     last = run / "ckpt" / "last.ckpt"
     resume = ["--ckpt_path", str(last)] if last.is_file() else []
@@ -245,6 +252,8 @@ def main(argv=None) -> None:
     if args.extra and not args.tag:
         p.error(f"further fit arguments {args.extra} need --tag NAME: they are another setting, not the config's "
                 "point at that share (its run and key would be taken)")
+    if any(not a.startswith("--") or "=" not in a for a in args.extra):
+        p.error(f"further fit arguments {args.extra}: give each as --key=value")
     if args.tag and not all(c.isalnum() or c in "-_." for c in args.tag):
         p.error(f"--tag {args.tag!r}: letters, digits, '-', '_' and '.' only (it names a folder)")
     task, default_config, *_ = METRICS[args.metric]

@@ -166,3 +166,25 @@ def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
     assert bad.returncode == 2 and "names a folder" in bad.stderr
     assert curve.point_key(1.0, 3, 3, "lr1e-4") == "1+lr1e-4" and curve.point_key(0.5, 5, 3) == "0.5x5ep"
     assert [k for k in ("1", "0.5", "1+lr1e-4", "0.5x5ep") if curve.on_trend(k)] == ["1", "0.5"]
+
+
+def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_are_the_points(tmp_path):
+    """The curve reuses checkpoints/curve/<metric>_f<F>_seed<S> when it holds a finished run; a run of
+    another learning rate there (the config changed since) is refused by name, not read as the point."""
+    rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps(_config(rows, lr=1e-4)))
+    runs = tmp_path / "runs"
+    curve = [sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt", "--config", str(config),
+             "--seed", "42", "--runs", str(runs), "--out", str(tmp_path / "c.json"), "--fractions", "0.5"]
+    _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=2e-4)
+    stale = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
+    assert stale.returncode != 0 and "holds a finished run of other settings (--model.init_args.lr=0.0002)" in stale.stderr
+    assert not (tmp_path / "c.json").exists()
+    import shutil
+
+    shutil.rmtree(runs)
+    _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=1e-4)
+    same = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
+    assert same.returncode == 0, same.stderr
+    assert json.loads((tmp_path / "c.json").read_text())["clinical_bleurt"]["42"]["0.5"]["val"]["pearson"] == 0.3
