@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages (train.ablations) import
 OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
 SHALLOW = "shallow_ridge"
 #: test_metrics.json statistic -> the JSON's name
