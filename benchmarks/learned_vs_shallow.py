@@ -52,11 +52,9 @@ def _resolved_config(run: Path) -> dict:
 def differences_from_config(cfg: dict, config: str, seed) -> list[str]:
     """What a run's resolved config sets otherwise than ``config`` at ``seed`` (the settings the config
     states, as ``python -m train ablations`` compares them, and the training share)."""
-    from train.ablations.profile import RunSpec
-    from train.ablations.runs import config_differences, flatten, merged_config
+    from train.ablations.runs import describe_differences, run_differs_from_config
 
-    stated = flatten(merged_config(RunSpec((str(ROOT / config),)), (f"--seed_everything={seed}",)))
-    out = config_differences(stated, flatten(cfg))
+    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg, (f"--seed_everything={seed}",)))
     fraction = (cfg.get("data") or {}).get("train_fraction")
     if fraction not in (None, 1, 1.0):
         out.append(f"data.train_fraction: run has {fraction!r}, config says 1")

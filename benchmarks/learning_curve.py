@@ -190,13 +190,12 @@ def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs,
     """The fit arguments (``--key=value``) by which a run's resolved config differs from ``config`` at
     its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each): the
     settings the config and ``extra`` state (as ``python -m train ablations`` compares them)."""
-    from train.ablations.profile import RunSpec
-    from train.ablations.runs import NOT_SET, differing_settings, flatten, merged_config
+    from train.ablations.runs import NOT_SET, run_differs_from_config
 
-    overrides = (f"--seed_everything={seed}", *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
+    overrides = (*extra, f"--seed_everything={seed}",
+                 *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
                  *([f"--trainer.max_epochs={epochs}"] if epochs is not None else []))
-    stated = flatten(merged_config(RunSpec((str(ROOT / config),), tuple(extra)), overrides))
-    differing = differing_settings(stated, flatten(cfg))
+    differing = run_differs_from_config(str(ROOT / config), cfg, overrides)
     unset = [k for k, (have, _) in differing.items() if have is NOT_SET]
     if unset:
         raise SystemExit(f"{config}: states {unset}, which the run's config lacks: not a run of this config")

@@ -134,11 +134,24 @@ def differing_settings(stated: dict, saved: dict) -> dict:
 NOT_SET = object()
 
 
-def config_differences(stated: dict, saved: dict) -> list[str]:
-    """``key: run has X, config says Y`` for every stated setting the saved config does not match."""
+def describe_differences(differing: dict) -> list[str]:
+    """``key: run has X, config says Y`` for each entry of :func:`differing_settings`."""
     return [f"{key}: not in the run's config, config says {want!r}" if have is NOT_SET
             else f"{key}: run has {have!r}, config says {want!r}"
-            for key, (have, want) in differing_settings(stated, saved).items()]
+            for key, (have, want) in differing.items()]
+
+
+def config_differences(stated: dict, saved: dict) -> list[str]:
+    """``key: run has X, config says Y`` for every stated setting the saved config does not match."""
+    return describe_differences(differing_settings(stated, saved))
+
+
+def run_differs_from_config(config: str, saved: dict, overrides: tuple[str, ...] = ()) -> dict:
+    """:func:`differing_settings` of a run's saved config against ``config`` with ``overrides``
+    (``--key=value`` each, e.g. the run's seed): what the run set otherwise than the config states."""
+    from train.ablations.profile import RunSpec
+
+    return differing_settings(flatten(merged_config(RunSpec((config,), tuple(overrides)))), flatten(saved))
 
 
 def saved_config(run_dir: Path) -> dict | None:
