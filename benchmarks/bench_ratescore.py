@@ -4,7 +4,8 @@
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
         [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
-        [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--out benchmarks/results/ratescore.json]
+        [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--emulate-isa avx2]
+        [--out benchmarks/results/ratescore.json]
 
 Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2, or
 ``--encoder``) and the "long" matrix. Workloads (each pair: candidate, reference):
@@ -48,6 +49,12 @@ The fp32 floor then divides by the GPU's fp32 matrix-multiply throughput (TF32 o
 ``--no-released`` scores with radscore only (where the released package's venv cannot be made, e.g.
 on a machine without PyPI); the JSON says so and leaves the ratios and |Δ| empty.
 
+``--emulate-isa avx2`` stands in for the AVX2-only class on a newer CPU: the whole run (the released
+package's processes included) is re-executed with ATen, oneDNN and MKL capped at AVX2, each run's
+process reports the instruction set ATen used (checked), the OpenVINO variants are skipped (the cap
+does not reach them), and the result is written as the ``avx2-emulated`` class with a note: the
+instruction set is the class's, the cores, caches and clock are this machine's.
+
 Results go to a JSON file and a table on stdout. This file also holds the helpers the parity tests
 use: :func:`sample_pairs`, :func:`ensure_released_venv`, :func:`run_released` and :func:`tie_ambiguous`.
 """
@@ -76,6 +83,34 @@ RELEASED_REQUIREMENTS = ["ratescore==0.6.0", "medspacy==1.3.1", "PyRuSH==1.0.13"
                          "numpy==1.26.4", "transformers==5.23.0", "pandas==3.0.6"]
 PIP_OPTIONS = ["--quiet", "--retries", "2", "--timeout", "60"]  # fail fast when PyPI is unreachable
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")  # first, so pip never pulls a CUDA build
+
+# --emulate-isa: cap every library's vector instructions at an older class on this machine, so that a
+# host with AVX-512 can stand in for the AVX2-only CI class. ATen's own kernels, oneDNN and MKL each
+# read their variable when they start, hence a fresh process (the whole run is re-executed).
+# An emulation runs on this machine's cores, caches and clock: it isolates the instruction set, not
+# the machine class, and every result it writes says so.
+ISA_ENVIRONMENT = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                            "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
+
+
+def isa_environment(isa: str | None) -> dict[str, str]:
+    """The variables that cap the instruction set at ``isa`` (empty for None)."""
+    if isa is None:
+        return {}
+    if isa not in ISA_ENVIRONMENT:
+        raise ValueError(f"cannot emulate {isa!r}; expected one of {sorted(ISA_ENVIRONMENT)}")
+    return dict(ISA_ENVIRONMENT[isa])
+
+
+def isa_is_applied(isa: str | None) -> bool:
+    return all(os.environ.get(k) == v for k, v in isa_environment(isa).items())
+
+
+def torch_cpu_capability() -> str:
+    """The vector instruction set ATen's CPU kernels run with in this process (e.g. ``AVX2``)."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
 
 
 # ---- report pairs ------------------------------------------------------------------------------
@@ -214,7 +249,7 @@ def _ours_child(job_path: str, out_path: str) -> None:
            "signature": {k: v for k, v in scorer.signature().items() if k in ("splitter", "precision", "backend",
                                                                                "backend_precision", "device",
                                                                                "batch_size")},
-           "warmup_pairs": warm}
+           "warmup_pairs": warm, "cpu_capability": torch_cpu_capability()}
     if cuda:
         out["peak_gpu_allocated_mb"] = torch.cuda.max_memory_allocated(scorer.ner.device) / 2**20
     if job.get("flag_ties"):  # untimed second pass with the explain output
@@ -306,7 +341,7 @@ def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 409
     total_flops = sum(2 * m * k * n for m, k, n in shapes)
     mix = total_flops / sum(2 * m * k * n / best[f"{m}x{k}@{k}x{n}"] for m, k, n in shapes)
     return {"device": str(device), "threads": torch.get_num_threads(), "per_shape_flops_per_s": best,
-            "flops_per_s": mix}
+            "flops_per_s": mix, "cpu_capability": torch_cpu_capability()}
 
 
 # ---- workloads ----------------------------------------------------------------------------------
@@ -406,6 +441,14 @@ def _deltas(ours: dict, released: dict, ties: list[bool]) -> tuple[list[float], 
     return plain, tied
 
 
+def check_capability(run: dict, isa: str | None, what: str) -> dict:
+    """``run`` unchanged, after checking that its process ran ATen at the emulated ``isa`` (a run
+    that escaped the cap would be timed at the host's instruction set)."""
+    if isa and str(run.get("cpu_capability", "")).lower() != isa:
+        raise RuntimeError(f"--emulate-isa {isa}: {what} ran with ATen capability {run.get('cpu_capability')!r}")
+    return run
+
+
 CUDA_WARMUP_PAIRS = 4  # scored once, untimed, before a timed call on CUDA (both packages)
 
 
@@ -420,8 +463,9 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
     on = f" on {args.device}"
     for bs in args.released_batch_sizes if python else []:
         print(f"[{name}] released ratescore{on}, batch_size={bs}, {n} pairs ...", flush=True)
-        released[bs] = run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python,
-                                    use_gpu=cuda, warmup_pairs=warm)
+        released[bs] = check_capability(run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python,
+                                                     use_gpu=cuda, warmup_pairs=warm),
+                                        args.emulate_isa, f"the released package (batch_size={bs})")
         runs.append({"run": f"released ratescore 0.6.0, batch_size={bs}", "batch_size": bs, "pairs": n,
                      "device": released[bs]["device"],
                      "seconds": released[bs]["score_seconds"], "pairs_per_s": n / released[bs]["score_seconds"],
@@ -431,14 +475,16 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
     if python and name == "sample" and args.released_bs1_pairs:
         m = min(n, args.released_bs1_pairs)
         print(f"[{name}] released ratescore{on}, batch_size=1 (its default), {m} pairs ...", flush=True)
-        r1 = run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python,
-                          use_gpu=cuda, warmup_pairs=warm)
+        r1 = check_capability(run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python,
+                                           use_gpu=cuda, warmup_pairs=warm),
+                              args.emulate_isa, "the released package (batch_size=1)")
         runs.append({"run": f"released ratescore 0.6.0, batch_size=1 ({m} pairs)", "batch_size": 1, "pairs": m,
                      "device": r1["device"], "seconds": r1["score_seconds"], "pairs_per_s": m / r1["score_seconds"],
                      "peak_rss_mb": r1["peak_rss_mb"]})
     print(f"[{name}] radscore{on}, defaults (rush splitter, fp32, torch) ...", flush=True)
-    ours = run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True, device=args.device,
-                    batch_size=args.batch_size, warmup_pairs=warm)
+    ours = check_capability(run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True,
+                                     device=args.device, batch_size=args.batch_size, warmup_pairs=warm),
+                            args.emulate_isa, "radscore")
     runs.append({"run": "radscore defaults (exact)", "pairs": n, "seconds": ours["score_seconds"],
                  "pairs_per_s": n / ours["score_seconds"], "peak_rss_mb": ours["peak_rss_mb"],
                  "peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"), "signature": ours["signature"]})
@@ -470,7 +516,8 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
             "released_best_seconds": best["score_seconds"], "released_versions": best["versions"]})
     for bs in args.radscore_batch_sizes if first else []:
         print(f"[{name}] radscore{on}, batch_size={bs} ...", flush=True)
-        r = run_ours(cands, refs, args.ner, encoder, device=args.device, batch_size=bs, warmup_pairs=warm)
+        r = check_capability(run_ours(cands, refs, args.ner, encoder, device=args.device, batch_size=bs,
+                                      warmup_pairs=warm), args.emulate_isa, f"radscore batch_size={bs}")
         d = [abs(x - y) for x, y in zip(r["scores"], ours["scores"])]
         runs.append({"run": f"radscore batch_size={bs}", "pairs": n, "seconds": r["score_seconds"],
                      "pairs_per_s": n / r["score_seconds"], "peak_rss_mb": r["peak_rss_mb"],
@@ -483,13 +530,18 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
         if VARIANTS[variant]["backend"] == "openvino" and cuda:
             result["variants"][variant] = {"skipped": "OpenVINO runs on the CPU only; this run is on CUDA"}
             continue
+        if VARIANTS[variant]["backend"] == "openvino" and args.emulate_isa:
+            result["variants"][variant] = {"skipped": "OpenVINO picks its kernels from the host's instruction set; "
+                                                      "--emulate-isa does not reach it"}
+            continue
         if variant == "openvino-bf16" and bf16_reason:
             result["variants"][variant] = {"skipped": bf16_reason}
             continue
         m = min(n, args.variant_pairs or n)
         print(f"[{name}] radscore {variant}{on}, {m} pairs ...", flush=True)
-        r = run_ours(cands[:m], refs[:m], args.ner, encoder, device=args.device, batch_size=args.batch_size,
-                     warmup_pairs=warm, **VARIANTS[variant])
+        r = check_capability(run_ours(cands[:m], refs[:m], args.ner, encoder, device=args.device,
+                                      batch_size=args.batch_size, warmup_pairs=warm, **VARIANTS[variant]),
+                             args.emulate_isa, f"radscore {variant}")
         d = [abs(a - b) for a, b in zip(r["scores"], ours["scores"])]
         runs.append({"run": f"radscore {variant} (opt-in)" + (f" ({m} pairs)" if m < n else ""), "pairs": m,
                      "seconds": r["score_seconds"], "pairs_per_s": m / r["score_seconds"],
@@ -554,13 +606,22 @@ def benchmark(args) -> dict:
               **device_facts(args.device),
               "released_package": released, "cpu_count": os.cpu_count(), "cpu": _cpu_name(), **cpu_class(),
               "gemm_measurements": [], "workloads": {}}
+    if args.emulate_isa:
+        result["isa_emulation"] = {
+            "isa": args.emulate_isa, "environment": isa_environment(args.emulate_isa),
+            "host_hardware_class": result["hardware_class"],
+            "note": f"{args.emulate_isa.upper()} emulated on a {result['hardware_class']} host: the instruction set "
+                    "is capped, the cores, caches and clock are the host's; every process's ATen capability is "
+                    "checked (cpu_capability of each run)"}
+        result["hardware_class"] = f"{args.emulate_isa}-emulated"
     for k, (name, (cands, refs)) in enumerate(workloads.items()):
         # before each workload and once at the end: how steady the machine was
-        gemm = gemm_throughput(device=args.device)
+        gemm = check_capability(gemm_throughput(device=args.device), args.emulate_isa, "the GEMM measurement")
         result["gemm_measurements"].append(gemm)
         print(f"fp32 GEMM throughput on {args.device}: {gemm['flops_per_s'] / 1e9:.1f} GFLOP/s", flush=True)
         result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python, first=k == 0)
-    result["gemm_measurements"].append(gemm_throughput(device=args.device))
+    result["gemm_measurements"].append(check_capability(gemm_throughput(device=args.device), args.emulate_isa,
+                                                        "the GEMM measurement"))
     # the floor divides by the highest throughput measured in the run (the machine's best)
     peak = max(g["flops_per_s"] for g in result["gemm_measurements"])
     result["gemm_flops_per_s_for_floor"] = peak
@@ -633,6 +694,8 @@ def memory_runs(args, encoder: str) -> dict:
 def print_table(result: dict) -> None:
     print(f"\nCPU: {result['cpu']} x {result['cpu_count']}, hardware class {result['hardware_class']} "
           f"(flags {' '.join(result['cpu_flags']) or 'none of ' + ', '.join(CLASS_FLAGS)})")
+    if "isa_emulation" in result:
+        print(f"EMULATION: {result['isa_emulation']['note']}")
     print(f"device: {result['device']} ({result['device_name']}); released package: "
           + (f"on {result['released_package']['device']}" if result["released_package"]["ran"]
              else f"not run ({result['released_package']['reason']})"))
@@ -696,6 +759,10 @@ def main(argv=None) -> None:
                         "minutes; the streaming code is the same) or a folder, e.g. the --ner export")
     p.add_argument("--big-encoder", default="tiny",
                    help="entity encoder for the memory run: 'tiny' (default) or a model folder / packaged name")
+    p.add_argument("--emulate-isa", choices=sorted(ISA_ENVIRONMENT), default=None,
+                   help="cap torch, oneDNN and MKL at this instruction set (the whole run, the released package's "
+                        "processes included; OpenVINO variants are skipped): a stand-in for that hardware class on "
+                        "a newer CPU, written to ratescore_<isa>-emulated.json")
     p.add_argument("--out", default=None, help="default: benchmarks/results/ratescore_<hardware class>.json on the "
                    "CPU, ratescore_cuda_<GPU name>.json on CUDA (benchmarks/results/ratescore.json holds the "
                    "2-core AVX2-only run of 2026-11-26)")
@@ -704,6 +771,13 @@ def main(argv=None) -> None:
         p.error("give one --pairs value per workload")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
+    if args.emulate_isa and args.device != "cpu":
+        p.error("--emulate-isa is for the CPU")
+    if args.emulate_isa and not isa_is_applied(args.emulate_isa):
+        # the caps are read when each library starts: run the whole benchmark again in a process that has them
+        argv = sys.argv[1:] if argv is None else list(argv)
+        env = {**os.environ, **isa_environment(args.emulate_isa)}
+        sys.exit(subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], env=env).returncode)
     check_device(args.device)
     result = benchmark(args)
     args.out = args.out or str(result_path(result))

@@ -15,7 +15,8 @@ the candidate and reference indices it was computed from: the package drops repo
 sentence, so they differ after such a report), ``sentences`` (each distinct report's kept
 sentences, from the package's own splitter), optionally ``entities`` (the package's entity lists
 of each kept report, candidates then references), ``load_seconds``, ``score_seconds``,
-``peak_rss_mb`` and library versions.
+``peak_rss_mb``, ``cpu_capability`` (the instruction set torch's CPU kernels ran with: the benchmark's
+``--emulate-isa`` checks it) and library versions.
 
 PyRuSH 1.0.13 logs every sentence at DEBUG level through loguru; the driver raises that logger's
 level to WARNING so the timing measures the scorer, not the terminal.
@@ -33,6 +34,7 @@ def main(in_path: str, out_path: str) -> None:
     t0 = time.perf_counter()
     from loguru import logger
 
+    import torch
     from RaTEScore import RaTEScore
     from RaTEScore.score import run_ner
     from RaTEScore.utils import sentence_split
@@ -58,7 +60,7 @@ def main(in_path: str, out_path: str) -> None:
     out = {"scores": [float(s) for s in scores], "alignment": [list(p) for p in zip(kept_c, kept_r)],
            "sentences": sentences, "load_seconds": load_seconds, "score_seconds": score_seconds,
            "peak_rss_mb": peak_rss_mb, "batch_size": scorer.batch_size, "device": str(scorer.device),
-           "warmup_pairs": warm,
+           "warmup_pairs": warm, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
            "versions": {name: version(name) for name in ("ratescore", "torch", "transformers", "medspacy", "PyRuSH")}}
     if job.get("entities"):
         args = (scorer.idx2label, scorer.tokenizer, scorer.model, scorer.device, scorer.batch_size)

@@ -90,3 +90,33 @@ def test_a_small_cpu_run_records_the_device(tmp_path):
     assert w["ratio_vs_released_best"] is None and w["max_abs_delta_vs_released"] is None
     assert [r["signature"]["device"] for r in w["runs"]] == ["cpu"]
     assert {g["device"] for g in result["gemm_measurements"]} == {"cpu"}
+
+
+def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
+    """--emulate-isa avx2 re-runs the benchmark with torch, oneDNN and MKL capped at AVX2: the GEMM
+    measurements and the radscore run each report ATen's AVX2 kernels, the class says "emulated",
+    and the OpenVINO variants (which the cap cannot reach) are skipped with the reason."""
+    import json
+
+    from bench_ratescore import check_capability, isa_environment
+    from train.rehearsal.tiny import build_tiny_iob_export
+
+    ner = build_tiny_iob_export(tmp_path / "ner", head_std=0.3, o_bias=-1.0)
+    out = tmp_path / "bench.json"
+    with pytest.raises(SystemExit) as done:  # the run happens in a fresh process with the caps set
+        main(["--no-released", "--ner", ner, "--workloads", "sample", "--pairs", "2", "--emulate-isa", "avx2",
+              "--variants", "openvino-fp32", "--big", "0", "--released-bs1-pairs", "0", "--out", str(out)])
+    assert done.value.code == 0
+    result = json.loads(out.read_text())
+    assert result["hardware_class"] == "avx2-emulated"
+    assert result["isa_emulation"]["environment"] == isa_environment("avx2")
+    assert result["isa_emulation"]["host_hardware_class"] == cpu_class()["hardware_class"]
+    assert {g["cpu_capability"] for g in result["gemm_measurements"]} == {"AVX2"}
+    w = result["workloads"]["sample"]
+    assert "--emulate-isa does not reach it" in w["variants"]["openvino-fp32"]["skipped"]
+    assert result_path(result).name == "ratescore_avx2-emulated.json"
+    # a run that escaped the cap is an error, not a figure
+    with pytest.raises(RuntimeError, match="ran with ATen capability 'AVX512'"):
+        check_capability({"cpu_capability": "AVX512"}, "avx2", "radscore")
+    with pytest.raises(ValueError, match="cannot emulate"):
+        isa_environment("sse2")
