@@ -1,0 +1,63 @@
+"""The RaTEScore stage profile (``benchmarks/profile_ratescore.py``): its stages add up to the
+scoring time, each stage is timed where it happens, and its forward passes' FLOPs without
+padding are exactly the work the benchmark's fp32 floor counts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+from bench_ratescore import make_workloads, necessary_work  # noqa: E402
+from profile_ratescore import STAGES, StageClock, main  # noqa: E402
+
+
+def test_the_stage_clock_counts_exclusive_time():
+    clock = StageClock()
+    inner = clock.wrap("inner", lambda: time.sleep(0.05))
+
+    def outer():
+        time.sleep(0.02)
+        inner()
+
+    clock.wrap("outer", outer)()
+    assert 0.05 <= clock.seconds["inner"] < 0.07
+    assert 0.02 <= clock.seconds["outer"] < 0.04  # the inner stage's time is not counted twice
+    assert clock.calls == {"outer": 1, "inner": 1}
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    from train.rehearsal.tiny import build_tiny_bert, build_tiny_iob_export
+
+    root = tmp_path_factory.mktemp("profile")
+    return (build_tiny_iob_export(root / "ner", head_std=0.3, o_bias=-1.0), build_tiny_bert(root / "encoder"),
+            root)
+
+
+def test_a_profile_adds_up_and_counts_the_floors_work(tiny_models):
+    from radscore import RaTEScore
+
+    ner, encoder, root = tiny_models
+    out = root / "profile.json"
+    main(["--ner", ner, "--encoder", encoder, "--workloads", "sample", "--pairs", "6", "--out", str(out)])
+    result = json.loads(out.read_text())
+    w = result["workloads"]["sample"]
+    assert list(w["stages"]) == list(STAGES)
+    assert w["stages_sum_seconds"] == pytest.approx(w["seconds"], rel=0.05, abs=0.02)
+    for stage in ("split", "NER tokenize", "NER forward", "encoder forward", "pair scoring"):
+        assert w["stages"][stage]["seconds"] > 0 and w["stages"][stage]["calls"] > 0, stage
+    cands, refs = make_workloads(["sample"], [6])["sample"]
+    assert w["stages"]["split"]["calls"] == len(set(cands + refs))  # each distinct report split once
+    work = necessary_work(RaTEScore(ner, encoder, "long", splitter="rush", device="cpu"), cands + refs)
+    assert w["forward"]["NER"]["unpadded_gflop"] * 1e9 == pytest.approx(work["ner_flops"], rel=1e-12)
+    assert w["forward"]["encoder"]["unpadded_gflop"] * 1e9 == pytest.approx(work["encoder_flops"], rel=1e-12)
+    assert w["forward"]["NER"]["padding_factor"] >= 1.0
+    assert w["necessary_gflop"] * 1e9 == pytest.approx(work["ner_flops"] + work["encoder_flops"], rel=1e-12)
+    assert w["operators"]["matmul_seconds"] > 0 and w["operators"]["other_aten_seconds"] > 0
+    assert result["cpu_capability"] and result["gemm_flops_per_s_for_floor"] > 0
