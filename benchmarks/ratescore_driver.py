@@ -61,7 +61,8 @@ def main(in_path: str, out_path: str) -> None:
            "sentences": sentences, "load_seconds": load_seconds, "score_seconds": score_seconds,
            "peak_rss_mb": peak_rss_mb, "batch_size": scorer.batch_size, "device": str(scorer.device),
            "warmup_pairs": warm, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-           "versions": {name: version(name) for name in ("ratescore", "torch", "transformers", "medspacy", "PyRuSH")}}
+           "versions": {name: version(name) for name in ("ratescore", "torch", "transformers", "medspacy", "PyRuSH",
+                                                         "spacy", "numpy", "pandas")}}
     if job.get("entities"):
         args = (scorer.idx2label, scorer.tokenizer, scorer.model, scorer.device, scorer.batch_size)
         out["entities"] = {"candidates": run_ner(cands, *args), "references": run_ner(refs, *args)}
