@@ -106,6 +106,23 @@ def isa_is_applied(isa: str | None) -> bool:
     return all(os.environ.get(k) == v for k, v in isa_environment(isa).items())
 
 
+def rerun_capped(isa: str, script: str, argv: list[str]) -> int:
+    """Run ``script argv`` again in a fresh process with the caps of ``isa`` set (the libraries read
+    them when they start); its exit status."""
+    env = {**os.environ, **isa_environment(isa)}
+    return subprocess.run([sys.executable, str(Path(script).resolve()), *argv], env=env).returncode
+
+
+def emulate_in_result(result: dict, isa: str) -> None:
+    """Mark ``result`` (which holds :func:`cpu_class`'s fields) as run with ``isa`` emulated."""
+    result["isa_emulation"] = {
+        "isa": isa, "environment": isa_environment(isa), "host_hardware_class": result["hardware_class"],
+        "note": f"{isa.upper()} emulated on a {result['hardware_class']} host: the instruction set is capped, the "
+                "cores, caches and clock are the host's; every process's ATen capability is checked "
+                "(cpu_capability of each run)"}
+    result["hardware_class"] = f"{isa}-emulated"
+
+
 def torch_cpu_capability() -> str:
     """The vector instruction set ATen's CPU kernels run with in this process (e.g. ``AVX2``)."""
     import torch
@@ -607,13 +624,7 @@ def benchmark(args) -> dict:
               "released_package": released, "cpu_count": os.cpu_count(), "cpu": _cpu_name(), **cpu_class(),
               "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:
-        result["isa_emulation"] = {
-            "isa": args.emulate_isa, "environment": isa_environment(args.emulate_isa),
-            "host_hardware_class": result["hardware_class"],
-            "note": f"{args.emulate_isa.upper()} emulated on a {result['hardware_class']} host: the instruction set "
-                    "is capped, the cores, caches and clock are the host's; every process's ATen capability is "
-                    "checked (cpu_capability of each run)"}
-        result["hardware_class"] = f"{args.emulate_isa}-emulated"
+        emulate_in_result(result, args.emulate_isa)
     for k, (name, (cands, refs)) in enumerate(workloads.items()):
         # before each workload and once at the end: how steady the machine was
         gemm = check_capability(gemm_throughput(device=args.device), args.emulate_isa, "the GEMM measurement")
@@ -781,9 +792,7 @@ def main(argv=None) -> None:
         p.error("--emulate-isa is for the CPU")
     if args.emulate_isa and not isa_is_applied(args.emulate_isa):
         # the caps are read when each library starts: run the whole benchmark again in a process that has them
-        argv = sys.argv[1:] if argv is None else list(argv)
-        env = {**os.environ, **isa_environment(args.emulate_isa)}
-        sys.exit(subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], env=env).returncode)
+        sys.exit(rerun_capped(args.emulate_isa, __file__, sys.argv[1:] if argv is None else list(argv)))
     check_device(args.device)
     result = benchmark(args)
     args.out = args.out or str(result_path(result))

@@ -35,7 +35,6 @@ import argparse
 import functools
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -43,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ratescore import (ISA_ENVIRONMENT, ROOT, bert_flops, check_capability, cpu_class,  # noqa: E402
-                             gemm_throughput, isa_environment, isa_is_applied, make_workloads,
+                             emulate_in_result, gemm_throughput, isa_is_applied, make_workloads, rerun_capped,
                              torch_cpu_capability)
 
 # GEMM samples before the first workload and after each: this host's fp32 throughput moved between 114
@@ -232,9 +231,7 @@ def main(argv=None) -> None:
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     if args.emulate_isa and not isa_is_applied(args.emulate_isa):
-        argv = sys.argv[1:] if argv is None else list(argv)
-        env = {**os.environ, **isa_environment(args.emulate_isa)}
-        sys.exit(subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv], env=env).returncode)
+        sys.exit(rerun_capped(args.emulate_isa, __file__, sys.argv[1:] if argv is None else list(argv)))
     sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
@@ -244,12 +241,7 @@ def main(argv=None) -> None:
     result = {"ner": args.ner, "encoder": args.encoder or PACKAGED_MINILM, "cpu_count": os.cpu_count(),
               **cpu_class(), "cpu_capability": torch_cpu_capability(), "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:
-        result["isa_emulation"] = {"isa": args.emulate_isa, "environment": isa_environment(args.emulate_isa),
-                                   "host_hardware_class": result["hardware_class"],
-                                   "note": f"{args.emulate_isa.upper()} emulated on a {result['hardware_class']} "
-                                           "host: the instruction set is capped, the cores, caches and clock are "
-                                           "the host's"}
-        result["hardware_class"] = f"{args.emulate_isa}-emulated"
+        emulate_in_result(result, args.emulate_isa)
     def gemm(times: int = GEMM_SAMPLES) -> None:
         for _ in range(times):
             result["gemm_measurements"].append(check_capability(gemm_throughput(), args.emulate_isa,
