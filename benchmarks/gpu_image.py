@@ -112,7 +112,7 @@ def _top_level_entries(dist: importlib.metadata.Distribution) -> set[str]:
     out = set()
     for f in dist.files or []:
         parts = Path(str(f)).parts
-        if parts and parts[0] not in ("..", "/") and not str(f).startswith(".."):
+        if parts and parts[0] not in ("..", "/"):  # files outside site-packages (scripts, data) are not linked
             out.add(parts[0])
     return out
 
