@@ -42,13 +42,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ratescore import (ISA_ENVIRONMENT, ROOT, bert_flops, check_capability, cpu_class,  # noqa: E402
-                             emulate_in_result, gemm_throughput, isa_is_applied, make_workloads, rerun_capped,
+                             emulate_in_result, isa_is_applied, make_workloads, rerun_capped, sample_gemm,
                              torch_cpu_capability)
 
-# GEMM samples before the first workload and after each: this host's fp32 throughput moved between 114
-# and 174 GFLOP/s over 24 samples in 90 s with nothing else running (2026-11-27), so the floor takes the
-# best of many, and the JSON keeps them all
-GEMM_SAMPLES = 5
 STAGES = ("split", "NER tokenize", "NER forward", "NER rest", "NER spell entities", "encoder tokenize",
           "encoder forward", "encoder rest", "pair scoring", "bookkeeping")
 MATMUL_OPS = ("aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::_addmm_activation",
@@ -242,16 +238,11 @@ def main(argv=None) -> None:
               **cpu_class(), "cpu_capability": torch_cpu_capability(), "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:
         emulate_in_result(result, args.emulate_isa)
-    def gemm(times: int = GEMM_SAMPLES) -> None:
-        for _ in range(times):
-            result["gemm_measurements"].append(check_capability(gemm_throughput(), args.emulate_isa,
-                                                                "the GEMM measurement"))
-
-    gemm()
+    sample_gemm(result["gemm_measurements"], isa=args.emulate_isa)
     for name, (cands, refs) in workloads.items():
         peak = max(g["flops_per_s"] for g in result["gemm_measurements"])  # replaced below by the run's best
         result["workloads"][name] = profile_workload(name, cands, refs, args, encoder, peak)
-        gemm()
+        sample_gemm(result["gemm_measurements"], isa=args.emulate_isa)
     # as in the benchmark, the floor divides by the best throughput measured in the run
     best = max(g["flops_per_s"] for g in result["gemm_measurements"])
     result["gemm_flops_per_s_for_floor"] = best
