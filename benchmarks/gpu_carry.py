@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -154,8 +155,6 @@ def download_wheels(out: Path, names=REHEARSAL_DISTRIBUTIONS, python_version: st
     """Wheels of ``names`` for the GPU machine's Python (PyPI needed), at ``versions`` (normalised
     name -> version; default: this venv's); a distribution published only as source (seqeval,
     medspacy) is built into a wheel here."""
-    import subprocess
-    import sys
     from importlib.metadata import version
 
     out.mkdir(parents=True, exist_ok=True)
@@ -189,8 +188,6 @@ RELEASED_DISTRIBUTIONS = ("RaTEScore", "medspacy", "medspacy_quickumls", "medspa
 
 def released_versions() -> dict[str, str]:
     """``normalised name -> version`` of every distribution in the released package's venv (made on first use)."""
-    import subprocess
-
     from bench_ratescore import ensure_released_venv
 
     frozen = subprocess.run([str(ensure_released_venv()), "-m", "pip", "list", "--format", "freeze"],
@@ -234,8 +231,6 @@ def main(argv=None) -> None:
                                     versions=released_versions()))
     for m in made:
         print(f"wrote {m['out']} ({m['bytes'] / 2**20:.1f} MiB)")
-    import subprocess
-
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True).stdout.split("\0")
     tree = sum((ROOT / f).stat().st_size for f in tracked if f and (ROOT / f).is_file())
     total = tree + sum(m["bytes"] for m in made)
