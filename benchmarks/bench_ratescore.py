@@ -67,6 +67,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -269,6 +270,11 @@ def _ours_child(job_path: str, out_path: str) -> None:
            "warmup_pairs": warm, "cpu_capability": torch_cpu_capability()}
     if cuda:
         out["peak_gpu_allocated_mb"] = torch.cuda.max_memory_allocated(scorer.ner.device) / 2**20
+    if job.get("second_pass"):  # the same pairs again in this process: no first-call costs left to pay
+        t0 = time.perf_counter()
+        again = [pair.f1 for pair in scorer.iter_score(cands, refs)]
+        out["second_pass_seconds"] = time.perf_counter() - t0
+        out["second_pass_max_abs_delta"] = max((abs(a - b) for a, b in zip(again, scores)), default=0.0)
     if job.get("flag_ties"):  # untimed second pass with the explain output
         out["tie_ambiguous"] = [tie_ambiguous(p) for p in scorer.iter_score(cands, refs, explain=True)]
     if job.get("analyse"):  # untimed: the sentence lists and the necessary FLOPs
@@ -373,6 +379,25 @@ def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: 
     new = [check_capability(gemm_throughput(device=device), isa, "the GEMM measurement") for _ in range(times)]
     into.extend(new)
     return max(g["flops_per_s"] for g in new)
+
+
+# Samples right before and right after each timed run: its own floor, at the throughput the machine had
+# then. On this host the best of a whole run can be 35% above what a run in a slow phase could get
+# (GEMM samples of one run spanned 127-193 GFLOP/s), which moves "times the floor" and the ratio alike.
+AROUND_SAMPLES = 3
+
+
+def around_gemm(run, into: list, device: str = "cpu", isa: str | None = None) -> dict:
+    """``run()`` (one timed run, returning its result dict) between :data:`AROUND_SAMPLES` GEMM samples
+    before and as many after, all appended to ``into``; the result gets their FLOP/s as
+    ``gemm_around_flops_per_s`` and their median as ``local_gemm_flops_per_s``."""
+    start = len(into)
+    sample_gemm(into, device, isa, AROUND_SAMPLES)
+    result = run()
+    sample_gemm(into, device, isa, AROUND_SAMPLES)
+    result["gemm_around_flops_per_s"] = [g["flops_per_s"] for g in into[start:]]
+    result["local_gemm_flops_per_s"] = statistics.median(result["gemm_around_flops_per_s"])
+    return result
 
 
 # ---- workloads ----------------------------------------------------------------------------------
@@ -484,45 +509,57 @@ CUDA_WARMUP_PAIRS = 4  # scored once, untimed, before a timed call on CUDA (both
 
 
 def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: str,
-                 python: Path | None, first: bool = False) -> dict:
-    """Every run of one workload (the released package's only when ``python`` is given); the floor
-    is filled in by :func:`benchmark` (it needs every GEMM measurement of the run)."""
+                 python: Path | None, gemm: list, first: bool = False) -> dict:
+    """Every run of one workload (the released package's only when ``python`` is given), each between
+    GEMM samples appended to ``gemm`` (:func:`around_gemm`); the floor is filled in by
+    :func:`benchmark` (it needs every GEMM measurement of the run)."""
     n = len(cands)
+
+    def around(run):
+        return around_gemm(run, gemm, args.device, args.emulate_isa)
+
     cuda = args.device == "cuda"
     warm = CUDA_WARMUP_PAIRS if cuda else 0
     runs, released = [], {}
     on = f" on {args.device}"
     for bs in args.released_batch_sizes if python else []:
         print(f"[{name}] released ratescore{on}, batch_size={bs}, {n} pairs ...", flush=True)
-        released[bs] = check_capability(run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python,
-                                                     use_gpu=cuda, warmup_pairs=warm),
-                                        args.emulate_isa, f"the released package (batch_size={bs})")
+        released[bs] = around(lambda: check_capability(
+            run_released(cands, refs, args.ner, encoder, batch_size=bs, python=python, use_gpu=cuda,
+                         warmup_pairs=warm), args.emulate_isa, f"the released package (batch_size={bs})"))
         runs.append({"run": f"released ratescore 0.6.0, batch_size={bs}", "batch_size": bs, "pairs": n,
                      "device": released[bs]["device"],
                      "seconds": released[bs]["score_seconds"], "pairs_per_s": n / released[bs]["score_seconds"],
-                     "peak_rss_mb": released[bs]["peak_rss_mb"]})
+                     "peak_rss_mb": released[bs]["peak_rss_mb"],
+                     "local_gemm_flops_per_s": released[bs]["local_gemm_flops_per_s"]})
     best_bs = min(released, key=lambda b: released[b]["score_seconds"]) if released else None
     best = released.get(best_bs)
     if python and name == "sample" and args.released_bs1_pairs:
         m = min(n, args.released_bs1_pairs)
         print(f"[{name}] released ratescore{on}, batch_size=1 (its default), {m} pairs ...", flush=True)
-        r1 = check_capability(run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python,
-                                           use_gpu=cuda, warmup_pairs=warm),
-                              args.emulate_isa, "the released package (batch_size=1)")
+        r1 = around(lambda: check_capability(
+            run_released(cands[:m], refs[:m], args.ner, encoder, batch_size=1, python=python, use_gpu=cuda,
+                         warmup_pairs=warm), args.emulate_isa, "the released package (batch_size=1)"))
         runs.append({"run": f"released ratescore 0.6.0, batch_size=1 ({m} pairs)", "batch_size": 1, "pairs": m,
                      "device": r1["device"], "seconds": r1["score_seconds"], "pairs_per_s": m / r1["score_seconds"],
-                     "peak_rss_mb": r1["peak_rss_mb"]})
+                     "peak_rss_mb": r1["peak_rss_mb"], "local_gemm_flops_per_s": r1["local_gemm_flops_per_s"]})
     print(f"[{name}] radscore{on}, defaults (rush splitter, fp32, torch) ...", flush=True)
-    ours = check_capability(run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True,
-                                     device=args.device, batch_size=args.batch_size, warmup_pairs=warm),
-                            args.emulate_isa, "radscore")
+    ours = around(lambda: check_capability(
+        run_ours(cands, refs, args.ner, encoder, flag_ties=True, analyse=True, second_pass=True,
+                 device=args.device, batch_size=args.batch_size, warmup_pairs=warm), args.emulate_isa, "radscore"))
     runs.append({"run": "radscore defaults (exact)", "pairs": n, "seconds": ours["score_seconds"],
                  "pairs_per_s": n / ours["score_seconds"], "peak_rss_mb": ours["peak_rss_mb"],
-                 "peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"), "signature": ours["signature"]})
+                 "peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"), "signature": ours["signature"],
+                 "local_gemm_flops_per_s": ours["local_gemm_flops_per_s"],
+                 "second_pass_seconds": ours["second_pass_seconds"]})
     result = {
         "pairs": n, "device": args.device, "radscore_batch_size": ours["signature"]["batch_size"],
         "radscore_pairs_per_s": n / ours["score_seconds"], "radscore_seconds": ours["score_seconds"],
         "radscore_peak_gpu_allocated_mb": ours.get("peak_gpu_allocated_mb"),
+        "radscore_second_pass_seconds": ours["second_pass_seconds"],
+        "radscore_second_pass_max_abs_delta": ours["second_pass_max_abs_delta"],
+        "radscore_local_gemm_flops_per_s": ours["local_gemm_flops_per_s"],
+        "released_best_local_gemm_flops_per_s": None,
         "released_best_batch_size": best_bs, "released_best_pairs_per_s": None, "ratio_vs_released_best": None,
         "max_abs_delta_vs_released": None, "aligned_pairs_compared": 0,
         "tie_ambiguous_pairs": int(sum(ours["tie_ambiguous"])), "tie_ambiguous_max_abs_delta": None,
@@ -544,15 +581,18 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
             "max_abs_delta_vs_released": max(plain) if plain else None, "aligned_pairs_compared": len(plain),
             "tie_ambiguous_max_abs_delta": max(tied) if tied else None,
             "texts": len(best["sentences"]), "texts_with_released_sentence_lists": same_sentences,
-            "released_best_seconds": best["score_seconds"], "released_versions": best["versions"]})
+            "released_best_seconds": best["score_seconds"], "released_versions": best["versions"],
+            "released_best_local_gemm_flops_per_s": best["local_gemm_flops_per_s"]})
     for bs in args.radscore_batch_sizes if first else []:
         print(f"[{name}] radscore{on}, batch_size={bs} ...", flush=True)
-        r = check_capability(run_ours(cands, refs, args.ner, encoder, device=args.device, batch_size=bs,
-                                      warmup_pairs=warm), args.emulate_isa, f"radscore batch_size={bs}")
+        r = around(lambda: check_capability(run_ours(cands, refs, args.ner, encoder, device=args.device,
+                                                     batch_size=bs, warmup_pairs=warm),
+                                            args.emulate_isa, f"radscore batch_size={bs}"))
         d = [abs(x - y) for x, y in zip(r["scores"], ours["scores"])]
         runs.append({"run": f"radscore batch_size={bs}", "pairs": n, "seconds": r["score_seconds"],
                      "pairs_per_s": n / r["score_seconds"], "peak_rss_mb": r["peak_rss_mb"],
-                     "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"), "signature": r["signature"]})
+                     "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"), "signature": r["signature"],
+                     "local_gemm_flops_per_s": r["local_gemm_flops_per_s"]})
         result["batch_sizes"][str(bs)] = {"pairs_per_s": n / r["score_seconds"],
                                           "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"),
                                           "max_abs_delta_vs_default": max(d) if d else None}
@@ -570,14 +610,14 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
             continue
         m = min(n, args.variant_pairs or n)
         print(f"[{name}] radscore {variant}{on}, {m} pairs ...", flush=True)
-        r = check_capability(run_ours(cands[:m], refs[:m], args.ner, encoder, device=args.device,
-                                      batch_size=args.batch_size, warmup_pairs=warm, **VARIANTS[variant]),
-                             args.emulate_isa, f"radscore {variant}")
+        r = around(lambda: check_capability(
+            run_ours(cands[:m], refs[:m], args.ner, encoder, device=args.device, batch_size=args.batch_size,
+                     warmup_pairs=warm, **VARIANTS[variant]), args.emulate_isa, f"radscore {variant}"))
         d = [abs(a - b) for a, b in zip(r["scores"], ours["scores"])]
         runs.append({"run": f"radscore {variant} (opt-in)" + (f" ({m} pairs)" if m < n else ""), "pairs": m,
                      "seconds": r["score_seconds"], "pairs_per_s": m / r["score_seconds"],
                      "peak_rss_mb": r["peak_rss_mb"], "peak_gpu_allocated_mb": r.get("peak_gpu_allocated_mb"),
-                     "signature": r["signature"]})
+                     "signature": r["signature"], "local_gemm_flops_per_s": r["local_gemm_flops_per_s"]})
         result["variants"][variant] = {
             "pairs": m, "pairs_per_s": m / r["score_seconds"],
             "ratio_vs_radscore_fp32": (m / r["score_seconds"]) / (n / ours["score_seconds"]),
@@ -643,7 +683,8 @@ def benchmark(args) -> dict:
         # before each workload and at the end: how steady the machine was, and its best
         best = sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa)
         print(f"fp32 GEMM throughput on {args.device}: {best / 1e9:.1f} GFLOP/s (best of {GEMM_SAMPLES})", flush=True)
-        result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python, first=k == 0)
+        result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python,
+                                                 result["gemm_measurements"], first=k == 0)
     sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa)
     # the floor divides by the highest throughput measured in the run (the machine's best)
     peak = max(g["flops_per_s"] for g in result["gemm_measurements"])
@@ -653,10 +694,27 @@ def benchmark(args) -> dict:
         w["radscore_distance_to_floor"] = w["radscore_seconds"] / w["fp32_floor_seconds"]
         w["released_best_distance_to_floor"] = (w["released_best_seconds"] / w["fp32_floor_seconds"]
                                                 if w["released_best_seconds"] else None)
+        local_floors(w)
     result["load_average_1min_at_end"] = os.getloadavg()[0]
     if args.big:
         result.update(memory_runs(args, encoder))
     return result
+
+
+def local_floors(w: dict) -> None:
+    """The workload's figures at the throughput each run had (its GEMM samples' median, see
+    :data:`AROUND_SAMPLES`) beside those at the run's best: times the floor for radscore's first and
+    second pass and the released package's best run, and the ratio with both sides brought to one
+    throughput (each time scaled by its own median; a model of a compute-bound run, which these are:
+    see ``benchmarks/profile_ratescore.py``)."""
+    flops = w["necessary_gflop"] * 1e9
+    ours = w["radscore_local_gemm_flops_per_s"]
+    w["radscore_distance_to_local_floor"] = w["radscore_seconds"] * ours / flops
+    w["radscore_second_pass_distance_to_local_floor"] = w["radscore_second_pass_seconds"] * ours / flops
+    theirs = w["released_best_local_gemm_flops_per_s"]
+    w["released_best_distance_to_local_floor"] = w["released_best_seconds"] * theirs / flops if theirs else None
+    w["ratio_vs_released_best_at_equal_throughput"] = (w["ratio_vs_released_best"] * theirs / ours
+                                                       if theirs else None)
 
 
 def _cpu_name() -> str:
@@ -736,6 +794,12 @@ def print_table(result: dict) -> None:
         released = (f"released {w['released_best_distance_to_floor']:.2f}x"
                     if w["released_best_distance_to_floor"] is not None else "released not run")
         print(f"fp32 floor {w['fp32_floor_seconds']:.2f} s: radscore {w['radscore_distance_to_floor']:.2f}x it, {released}")
+        local = (f", released {w['released_best_distance_to_local_floor']:.2f}x; ratio at equal throughput "
+                 f"{w['ratio_vs_released_best_at_equal_throughput']:.2f}x"
+                 if w["released_best_distance_to_local_floor"] is not None else "")
+        print(f"at the GEMM throughput around each run: radscore {w['radscore_distance_to_local_floor']:.2f}x "
+              f"({w['radscore_local_gemm_flops_per_s'] / 1e9:.0f} GFLOP/s), its second pass in the same process "
+              f"{w['radscore_second_pass_distance_to_local_floor']:.2f}x{local}")
         for bs, r in w["batch_sizes"].items():
             print(f"radscore batch_size={bs}: {r['pairs_per_s']:.1f} pairs/s, max |Δ| vs the default "
                   f"{r['max_abs_delta_vs_default'] or 0:.1e}")

@@ -3,6 +3,7 @@ sentences never repeat, and its --device option (``benchmarks/bench_ratescore.py
 
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from bench_ratescore import bert_flops, cpu_class, distinct_pairs, long_pairs, main, result_path  # noqa: E402
+from bench_ratescore import (AROUND_SAMPLES, GEMM_SAMPLES, bert_flops, cpu_class, distinct_pairs,  # noqa: E402
+                             local_floors, long_pairs, main, result_path)
 
 
 @pytest.mark.parametrize("length", [1, 7, 30])
@@ -90,6 +92,30 @@ def test_a_small_cpu_run_records_the_device(tmp_path):
     assert w["ratio_vs_released_best"] is None and w["max_abs_delta_vs_released"] is None
     assert [r["signature"]["device"] for r in w["runs"]] == ["cpu"]
     assert {g["device"] for g in result["gemm_measurements"]} == {"cpu"}
+    # the run sits between its own GEMM samples (3 before, 3 after, also in the run's list), and its
+    # floor at their median is given beside the floor at the run's best
+    around = w["runs"][0]["local_gemm_flops_per_s"]
+    samples = [g["flops_per_s"] for g in result["gemm_measurements"]]
+    assert len(samples) == 2 * GEMM_SAMPLES + 2 * AROUND_SAMPLES
+    assert around == statistics.median(samples[GEMM_SAMPLES:GEMM_SAMPLES + 2 * AROUND_SAMPLES])
+    assert w["radscore_distance_to_local_floor"] == pytest.approx(
+        w["radscore_seconds"] * around / (w["necessary_gflop"] * 1e9))
+    assert w["radscore_second_pass_seconds"] > 0 and w["radscore_second_pass_max_abs_delta"] == 0.0
+    assert w["released_best_distance_to_local_floor"] is None
+    assert w["ratio_vs_released_best_at_equal_throughput"] is None
+
+
+def test_local_floors_bring_both_runs_to_one_throughput():
+    """A run in a slow phase (half the GEMM throughput) is not charged for it: at equal throughput the
+    ratio is the ratio of the work each run did per FLOP/s available."""
+    w = {"necessary_gflop": 100.0, "radscore_seconds": 2.0, "radscore_second_pass_seconds": 1.5,
+         "radscore_local_gemm_flops_per_s": 50e9, "released_best_seconds": 10.0,
+         "released_best_local_gemm_flops_per_s": 100e9, "ratio_vs_released_best": 5.0}
+    local_floors(w)
+    assert w["radscore_distance_to_local_floor"] == pytest.approx(1.0)
+    assert w["radscore_second_pass_distance_to_local_floor"] == pytest.approx(0.75)
+    assert w["released_best_distance_to_local_floor"] == pytest.approx(10.0)
+    assert w["ratio_vs_released_best_at_equal_throughput"] == pytest.approx(10.0)
 
 
 def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
