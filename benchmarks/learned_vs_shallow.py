@@ -41,12 +41,15 @@ TASKS = {"er2score": ("reward", "configs/reward/sample.yaml"), "clinical_bleurt"
 
 
 def _resolved_config(run: Path) -> dict:
+    """The newest config LightningCLI saved in the run folder (``RunFolder.training_config``)."""
     import yaml
 
-    found = sorted(run.glob("logs/version_*/config.yaml"), key=lambda p: p.stat().st_mtime)
-    if not found:
+    from train.lightning.run_folder import RunFolder
+
+    found = RunFolder(run).training_config
+    if found is None:
         raise SystemExit(f"{run}: no logs/version_*/config.yaml (not a finished `python -m train ... fit` run?)")
-    return yaml.safe_load(found[-1].read_text())
+    return yaml.safe_load(found.read_text(encoding="utf-8")) or {}
 
 
 def differences_from_config(cfg: dict, config: str, seed) -> list[str]:

@@ -25,6 +25,9 @@ from train.ablations.profile import EncoderSpec, Profile, RunSpec
 from train.ablations.render import MEASURED, NEEDS_PAPER, Cell, Row, Table
 from train.ablations.resources import RowUnavailable
 from train.ablations.runs import RunManager, RunResult
+from train.evaluation.baselines import SHALLOW_LABEL
+
+SHALLOW_NAME = (SHALLOW_LABEL,)  # the shallow learner's row name (a row name is a tuple of labels)
 
 NER_KEYS = {"P": "test/precision", "R": "test/recall", "F1": "test/f1", "Acc": "test/accuracy"}
 
@@ -142,16 +145,10 @@ def build_encoders(ctx: Context) -> Table:
         model, n_train = fitted
         res = ctx.ev.agreement(model.predict([p.reference for p in pairs], [p.candidate for p in pairs]),
                                [p.rating for p in pairs], [p.group for p in pairs], ("pearson",))
-        table.rows.append(Row(shallow_label(), {}, {"Pearson": Cell.of(res["pearson"])}, MEASURED,
+        table.rows.append(Row(SHALLOW_NAME, {}, {"Pearson": Cell.of(res["pearson"])}, MEASURED,
                               f"ridge on diff tokens, fitted on the {n_train} Task 1 train pairs "
                               "(train/evaluation/baselines.py)", in_paper=False))
     return table
-
-
-def shallow_label() -> tuple[str]:
-    from train.evaluation.baselines import SHALLOW_LABEL
-
-    return (SHALLOW_LABEL,)
 
 
 def shallow_on_task_train(ctx: Context, number: int, anything_to_evaluate: bool):
@@ -164,16 +161,16 @@ def shallow_on_task_train(ctx: Context, number: int, anything_to_evaluate: bool)
 
     splits = ctx.profile.data.task1_splits if number == 1 else ctx.profile.data.task2_splits
     if "train" in splits:
-        return Row(shallow_label(), {}, status=f"unavailable: the evaluated Task {number} splits include the train "
+        return Row(SHALLOW_NAME, {}, status=f"unavailable: the evaluated Task {number} splits include the train "
                    "split, the shallow learner's only fitting data", in_paper=False)
     reader = rate_eval.read_rate_eval_task1 if number == 1 else rate_eval.read_rate_eval_task2
     try:
         train = reader(ctx.ev.rate_eval_root(), "train")
     except (RowUnavailable, OSError, ValueError) as err:
-        return Row(shallow_label(), {}, status=f"unavailable: no Task {number} train split to fit on ({err})",
+        return Row(SHALLOW_NAME, {}, status=f"unavailable: no Task {number} train split to fit on ({err})",
                    in_paper=False)
     if len(train) < 2 or not anything_to_evaluate:
-        return Row(shallow_label(), {}, status="unavailable: nothing to fit on or to evaluate", in_paper=False)
+        return Row(SHALLOW_NAME, {}, status="unavailable: nothing to fit on or to evaluate", in_paper=False)
     model = shallow_learner([p.reference for p in train], [p.candidate for p in train], [p.rating for p in train])
     return model, len(train)
 
@@ -260,7 +257,7 @@ def shallow_er2_rows(ctx: Context, runs: list[RunResult], methods: tuple[str, ..
 
     One row per distinct set of training rows: runs that trained on the same rows (the usual case in
     a table of backbones, losses or λ) share one row; runs on other rows get a row each, named."""
-    from train.evaluation.baselines import SHALLOW_LABEL, shallow_learner
+    from train.evaluation.baselines import shallow_learner
 
     base = label or f"{SHALLOW_LABEL}, these runs' training rows"
     if not runs:

@@ -17,7 +17,7 @@ from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
 from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped, rexval_arrays, rexval_data_line,
-                                    shallow_label, rexval_notes, shallow_er2_rows, shallow_on_task_train,
+                                    SHALLOW_NAME, rexval_notes, shallow_er2_rows, shallow_on_task_train,
                                     status_of)
 
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
@@ -198,7 +198,7 @@ def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
         cells["synthetic Acc"] = Cell(triad_accuracy(model.predict(originals, [t.synonym for t in task3]),
                                                      model.predict(originals, [t.opposite for t in task3])),
                                       n=len(task3))
-    return Row(shallow_label(), {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {n_train} Task 2 train "
+    return Row(SHALLOW_NAME, {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {n_train} Task 2 train "
                "pairs (train/evaluation/baselines.py)", in_paper=False)
 
 
