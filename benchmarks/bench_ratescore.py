@@ -33,7 +33,10 @@ sentences), and the fp32 compute floor: the FLOPs an exact implementation cannot
 distinct sentence through the NER model once and every distinct entity text through the encoder
 once, no padding; the BERT layer's matrix products and attention, see :func:`bert_flops`) divided
 by the fp32 matrix-multiply throughput measured in the same run (:func:`gemm_throughput`), with
-radscore's time as a multiple of it. Variants report their ratio and their |Δscore| against the
+radscore's time as a multiple of it. Each timed run also sits between GEMM samples of its own
+(:func:`around_gemm`), which give each run's floor at the throughput the host had then, the ratio at
+equal throughput (:func:`local_floors`), and radscore's default runs a second, timed pass over the
+same pairs in the same process (the first call's one-off costs gone). Variants report their ratio and their |Δscore| against the
 fp32 default; OpenVINO bf16 runs only on a CPU that OpenVINO reports bfloat16 support for (else
 it would run f32 and say nothing about bf16), and the JSON says it was skipped and why. A last
 run scores ``--big`` pairs, sampling RSS after every chunk, to show that memory stays flat
