@@ -9,7 +9,7 @@
 # Call 1 (timeout_s 600), carry ["checkpoints/gpu_carry"]:
 #   bash benchmarks/gpu_session.sh
 # Call 2 (timeout_s 300), carry ["checkpoints/gpu_carry_released"], right after (the machine stays warm):
-#   GPU_CARRY=checkpoints/gpu_carry_released GPU_SESSION_STEPS=bench bash benchmarks/gpu_session.sh
+#   GPU_CARRY=checkpoints/gpu_carry_released GPU_SESSION_STEPS="bench autocast" bash benchmarks/gpu_session.sh
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
 # A CPU rehearsal of the session in the GPU image's package set (benchmarks/gpu_image.py makes that
 # environment): GPU_SESSION_DEVICE=cpu PYTHON=<its python> GPU_CARRY=... bash benchmarks/gpu_session.sh
@@ -25,6 +25,9 @@
 #      at 64 and 512 on the first workload; torch-bf16 autocast) on the GPU; the released ratescore package
 #      on the same GPU when it imports (call 2's wheels, or a venv at $RADSCORE_RELEASED_VENV), else
 #      --no-released.
+#   autocast (only when named): benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast as radscore
+#      runs it (weights cast once per pass) and bf16 under inference_mode (every weight cast every batch): is the
+#      re-cast what made bf16 slower than fp32 on the H200 (issue #30)?
 #   probes: python -m train memory-probe --config X --device cuda at full size, one config per family
 #      (reward/paper_llama3, ner/iob_deberta_v3, bleurt/paper): the allocator's peak beside the estimate.
 #   rehearse: python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (skipped, with the
@@ -55,6 +58,7 @@ export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 # minute; raise T_* (and the device call's timeout_s) if a step reports TIMED OUT.
 T_PREFLIGHT=${T_PREFLIGHT:-20}
 T_BENCH=${T_BENCH:-170}
+T_AUTOCAST=${T_AUTOCAST:-30}  # call 2 only: 20 + 3 x 20 setup + 170 bench + 30 = 280 s
 T_PROBE_REWARD=${T_PROBE_REWARD:-110}
 T_PROBE_NER=${T_PROBE_NER:-50}
 T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}
@@ -159,6 +163,16 @@ if wants bench; then
             --variants torch-bf16 --big 0 --out "$OUT/ratescore_${DEVICE}_$(basename "$CARRY").json"
     else
         say "step bench_ratescore: skipped: no NER folder at $NER (benchmarks/gpu_carry.py makes it)"
+    fi
+fi
+
+# bf16 autocast with and without the cache of cast weights (named steps only: call 2 has the time)
+if wants autocast; then
+    if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
+        step bench_autocast "$T_AUTOCAST" "$PY" benchmarks/bench_autocast.py --device "$DEVICE" --ner "$NER" \
+            --encoder "$ENCODER" --pairs 200 --repeats 2 --out "$OUT/autocast_${DEVICE}_$(basename "$CARRY").json"
+    else
+        say "step bench_autocast: skipped: no NER folder at $NER"
     fi
 fi
 

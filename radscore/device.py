@@ -69,3 +69,17 @@ def resolve_batch_size(batch_size: int | None, scorer: str, device: torch.device
     if batch_size is None:
         return default_batch_size(scorer, device)
     return max(1, int(batch_size))
+
+
+def no_grad_for(device: torch.device):
+    """The context a scorer's forward passes run in on ``device``: ``torch.inference_mode()``, except
+    where autocast is on for the device's type (``precision="bf16"``). Inference mode switches off
+    autocast's cache of cast weights, so each forward pass would cast every weight again (a MiniLM
+    forward: 112 casts; with the cache 38 after the first, the weights cast once per autocast
+    region); ``torch.no_grad()`` keeps the cache. A cached cast is the same cast, so the scores are
+    the same (``tests/radscore/test_device.py``)."""
+    kind = torch.device(device).type
+    if torch.amp.is_autocast_available(kind) and torch.is_autocast_enabled(kind):  # ("meta" has no autocast)
+        return torch.no_grad()
+    return torch.inference_mode()
+

@@ -4,7 +4,7 @@ Each entity text is tokenized alone (``max_length=30`` pieces, as the released p
 encoded; its vector is either the ``[CLS]`` state (``pooling="cls"``, the released behaviour) or
 the mean of the non-padding states (``pooling="mean"``, how sentence-transformers models such as
 all-MiniLM-L6-v2 were trained). Each distinct text is encoded once per call, in batches sorted by
-length, under ``torch.inference_mode``.
+length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16 autocast: :func:`radscore.device.no_grad_for`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from radscore.device import no_grad_for
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 from radscore.ner import length_batches, pad_batch, pick_device
 
@@ -64,7 +65,7 @@ class EntityEncoder:
         ids = self.tokenizer(distinct, truncation=True, max_length=self.max_length,
                              verbose=False)["input_ids"]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        with torch.inference_mode():
+        with no_grad_for(self.device):
             for batch in length_batches([len(r) for r in ids], self.batch_size):
                 x, mask = pad_batch([ids[k] for k in batch], pad, self.device)
                 hidden = self.model(input_ids=x, attention_mask=mask).last_hidden_state

