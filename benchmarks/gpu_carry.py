@@ -1,6 +1,8 @@
 """Make what a GPU session carries (``benchmarks/gpu_session.sh``): the machine has no network and the
-device tool carries at most 64 MiB with the working tree, so the session is two device calls, each
-with its own carry:
+device tool carries at most 64 MiB with the working tree, so the session is two device calls and an
+optional third, each with its own carry (call 1: ``site/`` and ``wheels/`` of ``checkpoints/gpu_carry``;
+call 2: ``checkpoints/gpu_carry_released``; call 3: ``checkpoints/gpu_carry/ner``; the script's header
+gives the commands):
 
     .venv/bin/python benchmarks/gpu_carry.py [--part rehearsal] [--ner checkpoints/iob_sample/export]
         # -> checkpoints/gpu_carry: site/, wheels/ (9 MB), ner/ (44 MiB)

