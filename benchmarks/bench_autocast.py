@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ratescore import ROOT, cpu_class, device_facts, sample_pairs  # noqa: E402
+from bench_ratescore import ROOT, cpu_class, device_facts, result_path, sample_pairs  # noqa: E402
 
 SETTINGS = ("fp32", "bf16", "bf16, inference_mode")
 SENTENCES = ["Small left pleural effusion.", "No pneumothorax.", "Mild atelectasis at the bases.",
@@ -130,9 +130,7 @@ def main(argv=None) -> None:
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("bench_autocast: --device cuda, but torch sees no CUDA device")
     result = measure(args)
-    tag = (result["hardware_class"] if args.device == "cpu"
-           else "cuda_" + "".join(c if c.isalnum() or c in "-." else "-" for c in result["device_name"]).strip("-"))
-    out = Path(args.out or ROOT / "benchmarks" / "results" / f"autocast_{tag}.json")
+    out = Path(args.out) if args.out else result_path(result, "autocast")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"\n{result['device_name']}: {result['pairs']} sample pairs, batch size {result['batch_size']}, "

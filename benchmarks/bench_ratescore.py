@@ -667,13 +667,13 @@ def check_device(device: str) -> None:
         sys.exit(f"bench_ratescore: --device cuda, but torch {torch.__version__} ({build}) sees no CUDA device")
 
 
-def result_path(result: dict) -> Path:
-    """``ratescore_<hardware class>.json`` on the CPU, ``ratescore_cuda_<GPU name>.json`` on CUDA."""
+def result_path(result: dict, prefix: str = "ratescore") -> Path:
+    """``<prefix>_<hardware class>.json`` on the CPU, ``<prefix>_cuda_<GPU name>.json`` on CUDA."""
     if result["device"] == "cuda":
         tag = "cuda_" + "".join(c if c.isalnum() or c in "-." else "-" for c in result["device_name"]).strip("-")
     else:
         tag = result["hardware_class"]
-    return ROOT / "benchmarks" / "results" / f"ratescore_{tag}.json"
+    return ROOT / "benchmarks" / "results" / f"{prefix}_{tag}.json"
 
 
 def benchmark(args) -> dict:

@@ -82,4 +82,3 @@ def no_grad_for(device: torch.device):
     if torch.amp.is_autocast_available(kind) and torch.is_autocast_enabled(kind):  # ("meta" has no autocast)
         return torch.no_grad()
     return torch.inference_mode()
-
