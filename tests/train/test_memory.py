@@ -69,13 +69,17 @@ H, A, F, L, V, LABELS = 64, 4, 128, 2, 100, 5
 
 def tiny(family: str, attention: str):
     from transformers import (AutoModelForSequenceClassification, AutoModelForTokenClassification, BertConfig,
-                              DebertaV2Config, LlamaConfig)
+                              DebertaV2Config, GemmaConfig, LlamaConfig, MPNetConfig, PhiConfig, Qwen2Config)
 
     common = dict(vocab_size=V, hidden_size=H, num_hidden_layers=L, num_attention_heads=A, intermediate_size=F)
+    decoder = dict(hidden_dropout=False, attention_dropout=False, num_labels=6, head="sequence")
     if family == "bert":
         model = AutoModelForTokenClassification.from_config(
             BertConfig(**common, num_labels=LABELS, attn_implementation=attention))
         arch = Architecture(H, L, A, intermediate=F, attention=attention, vocab=V, num_labels=LABELS)
+    elif family == "mpnet":  # eager attention with a relative-position bias (BioLORD)
+        model = AutoModelForTokenClassification.from_config(MPNetConfig(**common, num_labels=LABELS))
+        arch = Architecture(H, L, A, intermediate=F, family="mpnet", attention="eager", vocab=V, num_labels=LABELS)
     elif family == "deberta-v2":
         model = AutoModelForTokenClassification.from_config(DebertaV2Config(
             **common, num_labels=LABELS, max_position_embeddings=512, relative_attention=True, position_buckets=16,
@@ -83,11 +87,20 @@ def tiny(family: str, attention: str):
             type_vocab_size=0))
         arch = Architecture(H, L, A, intermediate=F, family="deberta-v2", vocab=V, position_buckets=16,
                             num_labels=LABELS)
-    else:
-        model = AutoModelForSequenceClassification.from_config(LlamaConfig(
-            **common, num_key_value_heads=2, num_labels=6, pad_token_id=0, attn_implementation=attention))
-        arch = Architecture(H, L, A, intermediate=F, kv_heads=2, family="llama", attention=attention, vocab=V,
-                            hidden_dropout=False, attention_dropout=False, num_labels=6, head="sequence")
+    elif family == "gemma":  # heads · head_dim = 3 · hidden, as Gemma-7B's 16 · 256 is 4/3 of 3072
+        model = AutoModelForSequenceClassification.from_config(GemmaConfig(
+            **common, num_key_value_heads=A, head_dim=48, num_labels=6, pad_token_id=0, attn_implementation=attention))
+        arch = Architecture(H, L, A, intermediate=F, family="gemma", head_dim=48, attention=attention, vocab=V, **decoder)
+    elif family == "phi":  # attention and MLP in parallel under one LayerNorm, partial RoPE, gelu_new
+        model = AutoModelForSequenceClassification.from_config(PhiConfig(
+            **common, partial_rotary_factor=0.5, num_labels=6, pad_token_id=0, attn_implementation=attention))
+        arch = Architecture(H, L, A, intermediate=F, family="phi", rotary_fraction=0.5, attention=attention, vocab=V,
+                            **decoder)
+    else:  # llama, qwen2 (Llama's layer with biased Q, K, V)
+        cfg = (Qwen2Config if family == "qwen2" else LlamaConfig)(
+            **common, num_key_value_heads=2, num_labels=6, pad_token_id=0, attn_implementation=attention)
+        model = AutoModelForSequenceClassification.from_config(cfg)
+        arch = Architecture(H, L, A, intermediate=F, kv_heads=2, family="llama", attention=attention, vocab=V, **decoder)
     return model, arch
 
 
@@ -103,7 +116,7 @@ def measured_and_estimated(family, attention, b, s, checkpointing, precision="32
     mask = torch.ones_like(ids)
 
     def run():
-        if family == "llama":
+        if arch.head == "sequence":
             return model(input_ids=ids, attention_mask=mask).logits.float().pow(2).mean()
         return model(input_ids=ids, attention_mask=mask, labels=torch.randint(0, LABELS, (b, s))).loss
 
@@ -115,13 +128,16 @@ def measured_and_estimated(family, attention, b, s, checkpointing, precision="32
     return saved, est["bytes"]["activations"] - est["bytes"]["checkpoint_recompute"], copies, est
 
 
-CASES = [("bert", "eager"), ("bert", "sdpa"), ("deberta-v2", "eager"), ("llama", "eager"), ("llama", "sdpa")]
+CASES = [("bert", "eager"), ("bert", "sdpa"), ("deberta-v2", "eager"), ("llama", "eager"), ("llama", "sdpa"),
+         ("mpnet", "eager"), ("qwen2", "sdpa"), ("gemma", "sdpa"), ("gemma", "eager"), ("phi", "sdpa")]
 
 
 @pytest.mark.parametrize("family,attention", CASES)
 @pytest.mark.parametrize("checkpointing", [False, True])
 @pytest.mark.parametrize("b,s", [(1, 32), (4, 48)])
 def test_activation_terms_match_the_saved_tensors(family, attention, checkpointing, b, s):
+    if checkpointing and family == "mpnet":
+        pytest.skip("transformers' MPNet has no gradient checkpointing (and no config here asks for it)")
     saved, estimate, _, _ = measured_and_estimated(family, attention, b, s, checkpointing)
     assert saved == pytest.approx(estimate, rel=0.15), (saved, estimate)
 
@@ -138,6 +154,175 @@ def test_the_deberta_check_needs_the_relative_position_term(monkeypatch):
     saved, estimate, _, est = measured_and_estimated("deberta-v2", "eager", 4, 48, False)
     assert saved == pytest.approx(estimate, rel=0.15)
     assert not saved == pytest.approx(estimate - est["bytes"]["relative_positions"], rel=0.15)
+
+
+def lora_measured_and_estimated(family, b, s, bf16_weights):
+    """A LoRA reward-style backbone (frozen base, r 4 on q_proj and v_proj, fp32 adapters), with its
+    input marked as requiring grad as the reward model does under gradient checkpointing, but run
+    without checkpointing so that every layer's frozen-base terms are counted."""
+    import peft
+
+    from train.lightning.memory_probe import saved_for_backward
+
+    torch.manual_seed(0)
+    model, arch = tiny(family, "sdpa")
+    n = sum(p.numel() for p in model.parameters())
+    if bf16_weights:
+        model = model.to(torch.bfloat16)
+    model = peft.get_peft_model(model, peft.LoraConfig(task_type=peft.TaskType.SEQ_CLS, r=4, lora_alpha=8,
+                                                       lora_dropout=0.05, target_modules=["q_proj", "v_proj"],
+                                                       modules_to_save=["score"]))
+    model.enable_input_require_grads()
+    model.train()
+    ids = torch.randint(1, V, (b, s))
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16_weights):
+        loss, saved, _ = saved_for_backward(
+            model, lambda: model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits.float().pow(2).mean())
+    loss.backward()
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    precision, dtype = ("bf16-mixed", "bfloat16") if bf16_weights else ("32-true", None)
+    est = estimate_training_memory(n, trainable, arch, b, s, precision, dtype, False, device="cpu",
+                                   lora_targets=("q_proj", "v_proj"), lora_rank=4)
+    return saved, est["bytes"]["activations"], est
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2", "gemma", "phi"])
+@pytest.mark.parametrize("bf16_weights", [False, True])
+@pytest.mark.parametrize("b,s", [(1, 32), (4, 48)])
+def test_lora_layer_terms_match_the_saved_tensors(family, bf16_weights, b, s):
+    """The frozen-base terms of the reward configs' layers (the recomputed layer under gradient
+    checkpointing): SDPA's saved output, peft's fp32 dropout mask, Gemma's wide heads, Phi's MLP."""
+    saved, estimate, _ = lora_measured_and_estimated(family, b, s, bf16_weights)
+    assert saved == pytest.approx(estimate, rel=0.05), (saved, estimate)
+
+
+def test_gemma_and_phi_need_their_own_terms():
+    """Without head_dim (Gemma's 16 heads of 256 on a hidden size of 3072) or with Phi taken as a
+    BERT layer, the estimate misses what autograd keeps by more than 15%."""
+    from dataclasses import replace
+
+    saved, estimate, _, est = measured_and_estimated("gemma", "sdpa", 4, 48, False)
+    assert saved == pytest.approx(estimate, rel=0.05)
+    _, arch = tiny("gemma", "sdpa")
+    n = est["bytes"]["weights"] // 4
+    wrong = estimate_training_memory(n, n, replace(arch, head_dim=None), 4, 48, "32-true", None, device="cpu")
+    assert not saved == pytest.approx(wrong["bytes"]["activations"], rel=0.15)
+    saved, estimate, _, est = measured_and_estimated("phi", "sdpa", 4, 48, False)
+    assert saved == pytest.approx(estimate, rel=0.05)
+    _, arch = tiny("phi", "sdpa")
+    wrong = estimate_training_memory(n, n, replace(arch, family="bert"), 4, 48, "32-true", None, device="cpu")
+    assert not saved == pytest.approx(wrong["bytes"]["activations"], rel=0.15)
+
+
+def span_measured_and_estimated(b, s, precision):
+    from transformers import AutoModel, BertConfig
+
+    from radscore.span_model import SPAN_CLASSES, SpanClassifierHead, SpanNERModel, enumerate_spans
+    from train.lightning.memory import SpanHead
+    from train.lightning.memory_probe import saved_for_backward
+
+    torch.manual_seed(0)
+    encoder = AutoModel.from_config(BertConfig(vocab_size=V, hidden_size=H, num_hidden_layers=L,
+                                               num_attention_heads=A, intermediate_size=F))
+    model = SpanNERModel(encoder, SpanClassifierHead(H, max_span_width=8, width_dim=16, mlp_hidden=48, mlp_layers=3,
+                                                     dropout=0.2))
+    model.train()
+    spans = enumerate_spans(s - 2, 8)  # every piece a word
+    starts = torch.tensor([[a + 1 for a, _ in spans]] * b)
+    ends = torch.tensor([[e + 1 for _, e in spans]] * b)
+    labels = torch.randint(0, len(SPAN_CLASSES), starts.shape)
+    ids = torch.randint(1, V, (b, s))
+    ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
+
+    def run():
+        logits = model(ids, torch.ones_like(ids), starts, ends, ends - starts)
+        return ce(logits.reshape(-1, len(SPAN_CLASSES)), labels.reshape(-1))
+
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision.endswith("mixed")):
+        loss, saved, copies = saved_for_backward(model, run)
+    loss.backward()
+    n = sum(p.numel() for p in model.parameters())
+    arch = Architecture(H, L, A, intermediate=F, attention="sdpa", vocab=V, head="span", num_labels=len(SPAN_CLASSES),
+                        span=SpanHead(8, 16, 48, 3, True, len(SPAN_CLASSES)))
+    est = estimate_training_memory(n, n, arch, b, s, precision, None, False, device="cpu")
+    return saved, copies, est["bytes"]
+
+
+@pytest.mark.parametrize("precision", ["32-true", "bf16-mixed"])
+@pytest.mark.parametrize("b,s", [(1, 32), (4, 48)])
+def test_the_span_head_term_matches_the_saved_tensors(precision, b, s):
+    """The PURE head over every span of up to 8 words is most of what a span NER step keeps: the
+    estimate with it is within 5%, without it far off."""
+    saved, copies, est = span_measured_and_estimated(b, s, precision)
+    assert saved == pytest.approx(est["activations"], rel=0.05), (saved, est["activations"])
+    assert not saved == pytest.approx(est["activations"] - est["span_head"], rel=0.15)
+    if precision == "bf16-mixed":
+        assert copies == pytest.approx(est["autocast_weight_copies"], rel=0.05)
+
+
+def test_span_count_is_enumerate_spans():
+    from radscore.span_model import enumerate_spans
+    from train.lightning.memory import SpanHead
+
+    head = SpanHead(max_width=8)
+    for words in (0, 1, 5, 8, 9, 510):
+        assert head.spans(words) == len(enumerate_spans(words, 8))
+
+
+def test_a_cast_of_an_input_leaf_is_not_a_weight_copy():
+    """``enable_input_require_grads`` makes the embedding output a leaf that requires grad; its fp32
+    cast (RMSNorm's ``.to(float32)``) is an activation, a parameter's cast is a weight copy."""
+    from train.lightning.memory_probe import _is_weight_copy
+
+    weight = torch.nn.Parameter(torch.ones(4, 4))
+    leaf = torch.ones(4, 4, dtype=torch.bfloat16, requires_grad=True)
+    assert _is_weight_copy(weight.to(torch.bfloat16).t(), {id(weight)})
+    assert not _is_weight_copy(leaf.to(torch.float32), {id(weight)})
+
+
+def test_phi_cuda_autocast_terms_follow_the_autocast_op_lists():
+    """On CUDA, autocast runs ``pow`` and ``layer_norm`` in fp32 (their CUDA fp32 lists; the CPU lists
+    have neither): Phi's gelu_new keeps 4 + 4 + 2 + 4 bytes per MLP element instead of 4 × 2, and its
+    LayerNorm an fp32 copy of its input. A GPU session's probe measures what this predicts."""
+    from train.lightning.memory import _layer_terms, gelu_tanh_saved
+
+    assert gelu_tanh_saved(2, True, "cuda") == 14 and gelu_tanh_saved(2, True, "cpu") == 8
+    assert gelu_tanh_saved(4, False, "cuda") == 16
+    arch = Architecture(2560, 32, 32, intermediate=10240, family="phi", rotary_fraction=0.4, attention="sdpa",
+                        hidden_dropout=False, attention_dropout=False, num_labels=6, head="sequence")
+    b, s = 2, 128
+    args = dict(e=2, r=2, m_h=1, m_a=1, mixed=False, lora_targets=("q_proj", "v_proj"), lora_rank=16)
+    cuda = _layer_terms(arch, b, s, device="cuda", autocast=True, **args)
+    cpu = _layer_terms(arch, b, s, device="cpu", autocast=True, **args)
+    assert cuda["mlp"] - cpu["mlp"] == 6 * s * b * 10240
+    assert cuda["layer_norms"] - cpu["layer_norms"] == 2 * s * b * 2560
+
+
+def test_every_trained_decoder_records_its_published_sizes():
+    """The estimate and the probe read the MLP width and vocabulary from the table: a decoder without
+    them would be estimated with f = 4h (16,384 where Llama-2-7B and Qwen1.5-7B have 11,008)."""
+    from train.rehearsal.standins import REAL, architecture
+
+    decoders = [k for k, v in REAL.items() if v.config_class in ("LlamaConfig", "Qwen2Config", "GemmaConfig", "PhiConfig")]
+    assert len(decoders) == 6
+    for hub_id in decoders:
+        assert REAL[hub_id].intermediate and REAL[hub_id].vocab, hub_id
+    gemma = architecture(REAL["google/gemma-7b"], {"model": {"class_path": "train.reward.RewardModule"}})
+    assert (gemma.family, gemma.qw, gemma.f, gemma.hidden_dropout) == ("gemma", 4096, 24576, False)
+    phi = architecture(REAL["microsoft/phi-2"], {"model": {"class_path": "train.reward.RewardModule"}})
+    assert (phi.family, phi.rotary_fraction) == ("phi", 0.4)
+
+
+def test_span_configs_get_the_span_head_and_mpnet_its_eager_attention():
+    from pathlib import Path
+
+    from train.rehearsal.standins import describe_config
+
+    biolord = describe_config(Path("configs/ner/span_biolord.yaml"))["memory"]
+    assert biolord["assumptions"]["family"] == "mpnet" and biolord["bytes"]["attention_scores"] > 0
+    assert biolord["bytes"]["span_head"] > 0 and biolord["bytes"]["head"] == 0
+    iob = describe_config(Path("configs/ner/iob_deberta_v3.yaml"))["memory"]["bytes"]
+    assert iob["span_head"] == 0 and iob["head"] > 0
 
 
 # --- the probe command ------------------------------------------------------------------------------
@@ -165,3 +350,17 @@ def test_memory_probe_builds_the_lora_reward_model_with_checkpointing(tmp_path):
     assert r["lora_r"] == 16 and r["gradient_checkpointing"] and r["rows"] == 2
     assert r["params_trainable"] < r["params_total"] / 2
     assert r["ratio"]["activations_saved"] == pytest.approx(1, abs=0.15)
+
+
+def test_memory_probe_builds_the_span_model_of_a_span_config(tmp_path):
+    """A span config is probed as what SpanTagger trains (an AutoModel and the config's PURE head over
+    every span), not as a token classifier; MPNet (BioLORD) with its eager attention."""
+    from train.lightning.memory_probe import probe
+
+    r = probe("configs/ner/span_biolord.yaml", steps=1, batch_size=2, max_length=32, layers=1, device="cpu",
+              width={"hidden": 64, "heads": 4, "intermediate": 128, "vocab": 100})
+    assert r["estimate"]["span_head"] > r["estimate"]["attention_block"] > 0 and r["estimate"]["head"] == 0
+    assert r["assumptions"]["family"] == "mpnet" and r["estimate"]["attention_scores"] > 0
+    assert r["ratio"]["activations_saved"] == pytest.approx(1, abs=0.05)
+    # the head at the config's sizes: 3 layers of 3,096 units (2 × 3,096² alone is 19.2M parameters)
+    assert r["params_total"] > 19e6

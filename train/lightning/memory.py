@@ -23,16 +23,21 @@ Model state (PyTorch / Lightning / AdamW):
   dtype (``torch.optim.AdamW`` allocates them ``zeros_like(param)``): 8 bytes each for fp32 weights.
 
 Activations kept for the backward pass, per layer, counted from what each autograd op saves in
-the transformers modelling code (BERT/RemBERT ``BertLayer``, DeBERTa-v2 ``DisentangledSelfAttention``,
-Llama ``LlamaDecoderLayer``) — the same bookkeeping as Korthikanti et al. 2022 ("Reducing Activation
+the transformers modelling code (BERT/RemBERT ``BertLayer``, MPNet ``MPNetLayer``, DeBERTa-v2
+``DisentangledSelfAttention``, Llama/Qwen2 ``LlamaDecoderLayer``, ``GemmaDecoderLayer``, ``PhiDecoderLayer``;
+each family's count is checked against autograd's saved tensors on tiny models in
+``tests/train/test_memory.py``) — the same bookkeeping as Korthikanti et al. 2022 ("Reducing Activation
 Recomputation in Large Transformer Models", §4.1, ``s·b·h·(34 + 5·a·s/h)`` bytes at 16-bit for
 BERT/GPT layers with f = 4h), which this model reproduces for that case, generalised to the
-intermediate size, gated MLPs, RMSNorm, grouped KV heads, SDPA, relative positions, frozen (LoRA)
-linears and mixed precision. ``e`` is the bytes of a 16/32-bit activation (2 under ``*-mixed`` /
+intermediate size, gated MLPs, RMSNorm, grouped KV heads, heads wider than ``h/a`` (Gemma: ``qw`` =
+heads · head_dim), SDPA, relative positions, Phi's parallel block, frozen (LoRA) linears and mixed
+precision. ``e`` is the bytes of a 16/32-bit activation (2 under ``*-mixed`` /
 16-bit weights, else 4), ``r`` the residual stream's bytes (fp32 under ``*-mixed`` with fp32
 weights: the residual add promotes bf16 + fp32 to fp32), ``m`` a dropout mask's bytes (1 on CUDA:
 ``native_dropout`` keeps a bool mask; on the CPU ``at::dropout`` multiplies by a noise tensor of the
-input's dtype, so ``e`` or ``r``):
+input's dtype, so ``e`` or ``r``). Autocast's op lists differ by device: CUDA runs ``softmax``, ``pow`` and
+``layer_norm`` in fp32, the CPU none of these, so a LayerNorm family with 16-bit weights (Phi-2 in the
+reward configs) saves fp32 norm inputs only on CUDA:
 
 - ``attention_block``: the QKV projections' input (``e·sbh``; one storage for the three; under
   ``*-mixed`` with fp32 weights the norm output is fp32 — autocast runs ``layer_norm`` in fp32, and
@@ -40,7 +45,11 @@ input's dtype, so ``e`` or ``r``):
   gated MLP's gate and up projections likewise), Q and K for
   ``QKᵀ``, V for ``PV`` (grouped KV heads: eager attention saves the ``repeat_kv`` copies, ``sbh``
   each; SDPA saves K and V unrepeated, ``sbh·kv/a``), the output projection's input (``e·sbh``) and,
-  for SDPA, its log-sum-exp (``4·b·a·s``);
+  for SDPA, its log-sum-exp (``4·b·a·s``). SDPA (flash / efficient) also saves its output, in the
+  query's memory layout: where Q is a transposed view of its projection (BERT, Llama) the model's
+  transpose back is free and the output projection reads that storage (counted once, and still
+  counted when the projection is frozen); Phi concatenates its partially rotated Q into a new
+  contiguous tensor, so its dense layer reads a copy (one more ``e·sbh``);
 - ``attention_scores``: where the implementation materialises ``s×s`` scores (eager attention; SDPA's
   math fallback, which the CPU uses when attention dropout is on): the softmax output
   (``4`` bytes under CUDA autocast, which runs softmax in fp32; Llama's eager attention always runs
@@ -57,24 +66,40 @@ input's dtype, so ``e`` or ``r``):
   the boolean attention mask of ``masked_fill`` (``b·s²``) and the dropped relative embeddings
   (``2k·h``, value and mask);
 - ``mlp``: the up projection's input (``e·sbh``), the activation's input and the down projection's
-  input (``e·sbf`` each; gated SiLU MLP: gate output, SiLU output, up output and their product,
-  ``4·e·sbf``);
-- ``layer_norms``: LayerNorm keeps its input (``r·sbh``) and mean/rstd (``8·b·s``), two per layer;
-  Llama's RMSNorm keeps its fp32 input (``4·sbh``), the normalised ``r·sbh`` and rstd (``4·b·s``);
+  input (``e·sbf`` each; gated MLP (Llama's SiLU, Gemma's tanh-GELU): gate output, activation output,
+  up output and their product, ``4·e·sbf``; Phi: fc1 reads the norm output the attention reads, and
+  ``gelu_new``, written as tensor ops, keeps the input of ``pow``, the ``tanh`` output and both factors
+  of its last product (``gelu_tanh_saved``), then fc2's input);
+- ``layer_norms``: LayerNorm keeps its input (``r·sbh``) and mean/rstd (``8·b·s``), two per layer (Phi:
+  one); Llama's RMSNorm keeps its fp32 input (``4·sbh``), the normalised ``r·sbh`` and rstd (``4·b·s``),
+  Gemma's the normalised input in fp32 (it multiplies by ``1 + w`` before the cast);
 - ``dropout_masks``: the hidden dropout masks after attention and after the MLP (``m·sbh`` each);
-- ``embeddings`` / ``head``: the embedding LayerNorm and dropout (BERT, DeBERTa), the task head's
-  input and the final norm (Llama), the loss's log-softmax over the labels;
+- ``embeddings`` / ``head``: the embedding LayerNorm and dropout (BERT, MPNet, DeBERTa), the int64 ids
+  of the lookups (MPNet: also its per-row position ids and the ``s×s`` bucket ids of its relative
+  bias), RoPE's cos and sin (decoders: ``2·r·s`` × the rotated width, one pair for all layers), the
+  task head's input and the final norm (decoders), the loss's log-softmax over the labels;
+- ``span_head``: the PURE span classifier (``SpanHead``; the span NER configs) over every span of up to
+  ``max_width`` words, at the worst case of one word per piece (``s - 2`` words, ``W·n - W(W-1)/2``
+  spans a row; real rows hold fewer): per span the start/end/width ids, the first linear's 16-bit
+  input ``[h_start; h_end; w]``, per MLP layer the ReLU output, dropout mask and the next linear's
+  input, and the loss's fp32 log-softmax and target (``span_head_bytes``); the encoder is an
+  ``AutoModel``, so ``head`` is 0;
 - ``logits``: a vocabulary-sized output (language-model head): ``b·s·V`` logits and their fp32
   log-softmax. No task here has one (token classification, sequence regression, reward heads), so 0
   unless ``Architecture.lm_head``; the vocabulary still counts in ``weights``/``gradients``.
 
 With LoRA (frozen base, ``lora_targets``) a frozen linear saves no input (its input gradient needs
-only the weight): only the targeted projections keep the LoRA branch's dropped input, its mask and
-``A x`` (rank ``r``), and the MLP keeps only what the activation and the gating product need.
+only the weight): only the targeted projections keep the LoRA branch's dropped input (a 16-bit
+cast), its mask (peft casts the input to the fp32 adapters first, so the CPU's mask is fp32; CUDA's
+one byte) and ``A x`` (rank ``r``), and the MLP keeps only what the activation and the gating product
+need. Every layer is counted as one on the gradient's path: the reward model marks the embedding
+output as requiring grad (``enable_input_require_grads``, with gradient checkpointing); without it
+the first layer of a frozen model keeps less.
 
 Gradient checkpointing (transformers' ``GradientCheckpointingLayer``, non-reentrant): each layer
 keeps its input (``checkpointed_layer_inputs``, ``r·sbh`` per layer; DeBERTa's layers also take the
-``b×1×s×s`` int64 attention mask) and the backward pass
+``b×1×s×s`` int64 attention mask, the ``s×s`` relative positions and the relative embeddings) and the
+backward pass
 recomputes one layer at a time (``checkpoint_recompute``: one layer's activation terms).
 
 Activations are counted at the config's ``max_length`` (the worst case). The estimate ignores the
@@ -91,8 +116,29 @@ from dataclasses import dataclass
 GIB = 1024 ** 3
 DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2}
 ACTIVATION_TERMS = ("attention_block", "attention_scores", "relative_positions", "mlp", "layer_norms",
-                    "dropout_masks", "embeddings", "head", "logits", "checkpointed_layer_inputs",
+                    "dropout_masks", "embeddings", "head", "span_head", "logits", "checkpointed_layer_inputs",
                     "checkpoint_recompute")
+FAMILIES = ("bert", "mpnet", "deberta-v2", "llama", "gemma", "phi")
+GATED = ("llama", "gemma")  # gated MLP (SiLU / tanh-GELU), RMSNorm, no biases in the MLP
+
+
+@dataclass(frozen=True)
+class SpanHead:
+    """The PURE span classifier of ``radscore.span_model.SpanClassifierHead``: every span of up to
+    ``max_width`` words, ``[h_start; h_end; width embedding]`` into ``mlp_layers`` ReLU layers of
+    ``mlp_hidden`` units (dropout after each) and ``classes`` outputs."""
+
+    max_width: int = 8
+    width_dim: int = 150
+    mlp_hidden: int = 150
+    mlp_layers: int = 2
+    dropout: bool = True
+    classes: int = 6
+
+    def spans(self, words: int) -> int:
+        """Spans of at most ``max_width`` words in a row of ``words`` words (``enumerate_spans``)."""
+        w = min(self.max_width, words)
+        return max(0, w * words - w * (w - 1) // 2)
 
 
 @dataclass(frozen=True)
@@ -105,7 +151,8 @@ class Architecture:
     heads: int
     intermediate: int | None = None  # f; None: 4·hidden
     kv_heads: int | None = None  # grouped-query attention; None: heads
-    family: str = "bert"  # bert (BERT, RemBERT/BLEURT, RoBERTa, MPNet-like) | deberta-v2 | llama
+    family: str = "bert"  # one of FAMILIES: bert (BERT, RemBERT/BLEURT, RoBERTa) | mpnet | deberta-v2 |
+    # llama (Llama, Qwen2) | gemma | phi (see the module doc for what each keeps)
     attention: str = "eager"  # eager | sdpa
     vocab: int = 0
     position_buckets: int = 0  # DeBERTa-v2/v3 relative positions (k); 0: max_relative_positions
@@ -113,12 +160,30 @@ class Architecture:
     hidden_dropout: bool = True  # dropout on the hidden states (BERT/DeBERTa 0.1; Llama none)
     attention_dropout: bool = True  # dropout on the attention probabilities
     num_labels: int = 1  # the task head's outputs
-    head: str = "token"  # token (a label per token) | sequence (one output per row)
+    head: str = "token"  # token (a label per token) | sequence (one output per row) | span (``span``)
     lm_head: bool = False  # a vocabulary-sized output
+    head_dim: int | None = None  # per-head width (Gemma-7B: 256 with 16 heads and hidden 3072); None: hidden/heads
+    span: SpanHead | None = None  # the span classifier (head == "span")
+    rotary_fraction: float = 1.0  # decoders: the share of each head's width that RoPE rotates (Phi-2: 0.4)
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ValueError(f"Architecture.family {self.family!r} is not one of {FAMILIES}")
+        if (self.head == "span") != (self.span is not None):
+            raise ValueError("Architecture: head='span' and a SpanHead go together")
 
     @property
     def f(self) -> int:
         return self.intermediate or 4 * self.hidden
+
+    @property
+    def d(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def qw(self) -> int:
+        """Width of the query / attention output (heads · head_dim; the hidden size unless head_dim says otherwise)."""
+        return self.heads * self.d
 
     @property
     def kv(self) -> int:
@@ -135,55 +200,92 @@ def precision_bytes(trainer_precision: str | None, model_dtype: str | None) -> t
 
 def linear_params(arch: Architecture) -> int:
     """Parameters of the matmuls autocast casts (the layers' linears and the task head; embeddings
-    and norms are not cast): Q, O (h²), K, V (h²·kv/a), the MLP's 2 (gated: 3) h×f matrices, and
-    biases where the family has them."""
-    h, f = arch.hidden, arch.f
-    gated = arch.family == "llama"
-    per_layer = (2 + 2 * arch.kv / arch.heads) * h * h + (3 if gated else 2) * h * f
+    and norms are not cast): Q (h·qw), O (qw·h), K, V (h·qw·kv/a), the MLP's 2 (gated: 3) h×f
+    matrices, biases where the family has them, and the span classifier's MLP."""
+    h, f, qw = arch.hidden, arch.f, arch.qw
+    gated = arch.family in GATED
+    per_layer = (2 + 2 * arch.kv / arch.heads) * h * qw + (3 if gated else 2) * h * f
     if not gated:
-        per_layer += 4 * h + f + h  # biases of Q, K, V, O, fc1, fc2
-    return int(per_layer * arch.layers + (h + 1) * arch.num_labels)
+        per_layer += qw * (1 + 2 * arch.kv / arch.heads) + h + f + h  # biases of Q, K, V, O, fc1, fc2
+    head = (h + 1) * arch.num_labels
+    if arch.span is not None:
+        sp, width = arch.span, 2 * h + arch.span.width_dim
+        head = (width + 1) * sp.mlp_hidden + (sp.mlp_layers - 1) * (sp.mlp_hidden + 1) * sp.mlp_hidden \
+            + (sp.mlp_hidden + 1) * sp.classes
+    return int(per_layer * arch.layers + head)
+
+
+def gelu_tanh_saved(e: int, autocast: bool, device: str) -> int:
+    """Bytes per element that transformers' ``NewGELUActivation`` (``gelu_new``, Phi-2) keeps:
+    ``0.5·x · (1 + tanh(√(2/π)·(x + 0.044715·x³)))`` written as tensor ops saves the input of ``pow``,
+    the output of ``tanh``, and both factors of the last product. CUDA autocast runs ``pow`` in fp32
+    (its fp32 op list), so from there on the chain is fp32 except ``0.5·x``; the CPU autocast list has
+    no ``pow`` and the chain stays at the input's dtype."""
+    if autocast and device == "cuda" and e != 4:
+        return 4 + 4 + e + 4
+    return 4 * e
 
 
 def _layer_terms(arch: Architecture, b: int, s: int, e: int, r: int, m_h: int, m_a: int, device: str,
-                 mixed: bool, lora_targets: tuple[str, ...], lora_rank: int) -> dict[str, float]:
-    """Bytes one layer keeps for the backward pass, by term (see the module doc)."""
-    h, a, f, kv = arch.hidden, arch.heads, arch.f, arch.kv
-    sbh, sbf, s2ab = s * b * h, s * b * f, s * s * a * b
+                 mixed: bool, lora_targets: tuple[str, ...], lora_rank: int, autocast: bool = False) -> dict[str, float]:
+    """Bytes one layer keeps for the backward pass, by term (see the module doc). ``mixed``: autocast
+    over fp32 weights; ``autocast``: a ``*-mixed`` precision whatever the weights' dtype."""
+    h, a, f, kv, qw = arch.hidden, arch.heads, arch.f, arch.kv, arch.qw
+    fam = arch.family
+    sbh, sbf, sbq, s2ab = s * b * h, s * b * f, s * b * qw, s * s * a * b
     frozen = bool(lora_targets)
     dh, da = arch.hidden_dropout, arch.attention_dropout
-    lora = lambda name: (e * sbh + (m_h if dh or frozen else 0) * sbh + e * s * b * lora_rank) \
-        if name in lora_targets else 0  # peft's lora_dropout(x) (+ mask) and A·x
+
+    # peft casts a LoRA branch's input to the adapters' dtype (fp32) before its dropout: the CPU's
+    # dropout mask is fp32 then; CUDA keeps a 1-byte mask
+    m_lora = 1 if device == "cuda" else 4
+
+    def lora(name: str, width: int = h) -> float:  # peft's lora_dropout(x) (16-bit cast), its mask, and A·x
+        if name not in lora_targets:
+            return 0
+        return e * s * b * width + m_lora * s * b * width + e * s * b * lora_rank
+
     t = {}
     # QKV input (one storage; saved by trainable linears only), Q, K, V, output projection input
     # under *-mixed the norm output feeding Q, K, V is fp32 (autocast runs layer_norm in fp32; Llama's
     # RMSNorm multiplies fp32 tensors) and each projection saves its own 16-bit cast of it
-    casts = 3 if (mixed and e != r) else 1
+    # LayerNorm families on CUDA under autocast with 16-bit weights: layer_norm is on CUDA autocast's
+    # fp32 list, so it saves an fp32 copy of its input and its output is fp32 too
+    ln_in = 4 if (fam not in GATED and autocast and device == "cuda") else r
+    casts = 3 if (e != ln_in) else 1
     qkv_in = 0 if frozen else casts * e * sbh
     qkv_in += lora("q_proj") + lora("v_proj") + lora("k_proj")
-    math_fallback = arch.attention == "sdpa" and device == "cpu" and da  # CPU SDPA with dropout: math path
-    if arch.attention == "eager" or math_fallback:
-        kv_saved = 2 * e * sbh  # repeat_kv copies (eager) or the separate K, V projections (BERT)
+    eager = arch.attention == "eager" or fam in ("mpnet", "deberta-v2")
+    math_fallback = not eager and device == "cpu" and da  # CPU SDPA with dropout: math path
+    if eager or math_fallback:
+        kv_saved = 2 * e * sbq  # repeat_kv copies (eager) or the separate K, V projections (BERT)
         lse = 0
     else:
-        kv_saved = 2 * e * sbh * kv // a  # SDPA takes K, V unrepeated (enable_gqa)
+        kv_saved = 2 * e * sbq * kv // a  # SDPA takes K, V unrepeated (enable_gqa)
         lse = 4 * b * a * s  # flash / efficient attention's log-sum-exp, fp32
-    o_in = (0 if frozen else e * sbh) + lora("o_proj")
-    q_saved = e * sbh
+    # the output projection's input; SDPA (flash / efficient) saves its output, even when the projection
+    # is frozen. The output takes the query's memory layout, so where Q is a transposed view of the
+    # projection (BERT, Llama) the model's transpose back is free and the projection reads that same
+    # storage; Phi's partial rotary concatenates Q into a new contiguous tensor, so its dense layer
+    # reads a copy of its own
+    o_in = (0 if frozen and (eager or math_fallback) else e * sbq) + lora("o_proj", qw)
+    if fam == "phi" and not (eager or math_fallback) and not frozen:
+        o_in += e * sbq
+    q_saved = e * sbq
     if math_fallback and e != 4:  # the CPU math SDPA upcasts 16-bit Q, K, V to fp32 (and computes in fp32)
-        q_saved, kv_saved = 4 * sbh, 8 * sbh
+        q_saved, kv_saved = 4 * sbq, 8 * sbq
     t["attention_block"] = qkv_in + q_saved + kv_saved + o_in + lse
-    if arch.family == "llama" and arch.attention == "eager":
+    if fam in GATED and eager:
         # eager_attention_forward: softmax(dtype=float32), then .to(query.dtype) for P·V
         t["attention_scores"] = s2ab * (4 + (e if e != 4 else 0) + ((m_a + e) if da else 0))
     elif math_fallback:  # fp32 softmax output, dropout mask (its dtype on the CPU), dropped probabilities
         t["attention_scores"] = s2ab * 4 * 3
-    elif arch.attention == "eager":
-        softmax_b = 4 if (mixed and device == "cuda") else e  # CUDA autocast: softmax in fp32
+    elif eager:
+        softmax_b = 4 if (autocast and device == "cuda") else e  # CUDA autocast: softmax in fp32
         t["attention_scores"] = s2ab * (softmax_b + ((m_a + e) if da else 0))
     else:
         t["attention_scores"] = 0
-    if arch.family == "deberta-v2":
+    if fam == "deberta-v2":
         k = arch.position_buckets or arch.max_relative_positions
         rel = 2 * k
         t["relative_positions"] = (2 * e * b * a * s * rel  # c2p/p2c scores before the gather (gather saves its input)
@@ -194,17 +296,37 @@ def _layer_terms(arch: Architecture, b: int, s: int, e: int, r: int, m_h: int, m
                                    + (e + m_h) * rel * h)  # pos_dropout(rel_embeddings) and its mask
     else:
         t["relative_positions"] = 0
-    if arch.family == "llama":  # gated SiLU: gate out, silu out, up out, product; gate and up cast the input
+    if fam in GATED:  # gated MLP: gate out, activation out, up out, product; gate and up cast the input
         mlp = (3 if frozen else 4) * e * sbf + (0 if frozen else (2 if casts > 1 else 1) * e * sbh)
+    elif fam == "phi":  # fc1 reads the LayerNorm output the attention reads (its own cast under autocast)
+        mlp = gelu_tanh_saved(e, autocast, device) * sbf + (0 if frozen else e * sbf + (e * sbh if casts > 1 else 0))
     else:  # fc1 input, activation input, fc2 input
         mlp = (1 if frozen else 2) * e * sbf + (0 if frozen else e * sbh)
-    t["mlp"] = mlp + lora("gate_proj") + lora("up_proj") + lora("down_proj")
-    if arch.family == "llama":  # RMSNorm: fp32 input and rstd; the normalised input (residual dtype) if the weight trains
+    t["mlp"] = mlp + lora("gate_proj") + lora("up_proj") + lora("down_proj", f) + lora("fc1") + lora("fc2", f)
+    if fam == "llama":  # RMSNorm: fp32 input and rstd; the normalised input (residual dtype) if the weight trains
         t["layer_norms"] = 2 * (4 * sbh + 4 * b * s + (0 if frozen else r * sbh))
+    elif fam == "gemma":  # Gemma's RMSNorm multiplies by (1 + w) in fp32: the normalised input is fp32
+        t["layer_norms"] = 2 * (4 * sbh + 4 * b * s + (0 if frozen else 4 * sbh))
+    elif fam == "phi":  # one LayerNorm per layer (attention and MLP in parallel): input, mean, rstd
+        t["layer_norms"] = ln_in * sbh + 8 * b * s
     else:  # LayerNorm: input, mean, rstd
-        t["layer_norms"] = 2 * (r * sbh + 8 * b * s)
+        t["layer_norms"] = 2 * (ln_in * sbh + 8 * b * s)
     t["dropout_masks"] = 2 * m_a * sbh if dh else 0  # they drop the 16-bit dense outputs (CPU mask: that dtype)
     return t
+
+
+def span_head_bytes(arch: Architecture, b: int, s: int, e: int, m: int) -> int:
+    """What the span classifier keeps for ``b`` rows of ``s`` pieces, at the worst case of one word
+    per piece (``s - 2`` words between [CLS] and [SEP]): the start/end gather indices and the width
+    ids (int64 each), the first linear's input ``[h_start; h_end; w]`` (16-bit under autocast), per
+    MLP layer the ReLU output, the dropout mask and the next linear's input, and the loss's fp32
+    log-softmax and int64 targets. ``m``: a dropout mask's bytes (1 on CUDA, the input's dtype on
+    the CPU)."""
+    sp = arch.span
+    rows = b * sp.spans(max(s - 2, 0))
+    # ReLU output; with dropout also its mask and output (the next linear's input), else the ReLU output is that input
+    per_layer = ((2 * e + m) if sp.dropout else e) * sp.mlp_hidden
+    return rows * (3 * 8 + e * (2 * arch.hidden + sp.width_dim) + sp.mlp_layers * per_layer + 4 * sp.classes + 8)
 
 
 def estimate_training_memory(params_total: int, params_trainable: int, arch: Architecture, batch_size: int,
@@ -223,21 +345,37 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     s, b, h, L = seq_len, batch_size, arch.hidden, arch.layers
     lora_targets = tuple(lora_targets or ())
     frozen = bool(lora_targets)
-    layer = _layer_terms(arch, b, s, e, r, m_h, m_a, device, mixed, lora_targets, lora_rank)
+    autocast = precision.endswith("-mixed")
+    layer = _layer_terms(arch, b, s, e, r, m_h, m_a, device, mixed, lora_targets, lora_rank, autocast)
+    ln_in = 4 if (autocast and device == "cuda") else r  # LayerNorm's saved input (see _layer_terms)
     sbh = s * b * h
-    # embeddings: BERT/DeBERTa sum -> LayerNorm (input, stats) -> dropout (mask); Llama: the lookup only
-    embeddings = 0 if arch.family == "llama" else r * sbh + 8 * b * s + (m_h * sbh if arch.hidden_dropout else 0)
+    decoder = arch.family in GATED + ("phi",)
+    # embeddings: BERT/MPNet/DeBERTa sum -> LayerNorm (input, stats) -> dropout (mask); decoders: the lookup only
+    embeddings = 0 if decoder else ln_in * sbh + 8 * b * s + (m_h * sbh if arch.hidden_dropout else 0)
     # the embedding lookups keep their int64 ids: the input ids (b·s) and, for BERT, the position and
-    # token-type id buffers (one row of max_position_embeddings = 512, expanded over the batch)
+    # token-type id buffers (one row of max_position_embeddings = 512, expanded over the batch); MPNet
+    # makes position ids per row (b·s) and looks its relative-position bias up once (s×s bucket ids)
     embeddings += 8 * b * s + (2 * 8 * 512 if arch.family == "bert" else 0)
+    if arch.family == "mpnet":
+        embeddings += 8 * b * s + 8 * s * s
+    # decoders: RoPE's cos and sin, which the rotations of Q and K keep (one pair for all layers; s × the
+    # rotated width at the hidden states' dtype: the position ids are one row broadcast over the batch)
+    rotary = 2 * r * s * int(arch.d * arch.rotary_fraction) if decoder else 0
+    embeddings += rotary
     rows = b * s if arch.head == "token" else b
-    if arch.family == "llama":  # final RMSNorm (fp32 input, rstd, normalised), the score head's input
-        head = 4 * sbh + 4 * b * s + (0 if frozen else r * sbh) + e * sbh
+    if arch.family in GATED:  # final RMSNorm (fp32 input, rstd, normalised), the score head's input
+        head = 4 * sbh + 4 * b * s + (0 if frozen else (4 if arch.family == "gemma" else r) * sbh) + e * sbh
+    elif arch.family == "phi":  # final LayerNorm (input, mean, rstd), the score head's input
+        head = ln_in * sbh + 8 * b * s + e * sbh
+    elif arch.head == "span":  # an AutoModel encoder: the span classifier is the head (span_head)
+        head = 0
     else:  # dropout mask + classifier input (token head) / pooler (sequence head: one position)
         head = ((m_h + e) * sbh if arch.head == "token" else (m_h + 2 * e) * b * h) if arch.hidden_dropout \
             else e * (sbh if arch.head == "token" else b * h)
-    head += 4 * rows * arch.num_labels  # the loss's fp32 log-softmax / regression output
-    head += 8 * rows if arch.head == "token" else 0  # cross-entropy's int64 targets
+    if arch.head != "span":
+        head += 4 * rows * arch.num_labels  # the loss's fp32 log-softmax / regression output
+        head += 8 * rows if arch.head == "token" else 0  # cross-entropy's int64 targets
+    span_head = span_head_bytes(arch, b, s, e, 1 if device == "cuda" else e) if arch.span is not None else 0
     logits = b * s * arch.vocab * (e + 4) if arch.lm_head else 0  # logits + fp32 log-softmax
     per_layer = sum(layer.values())
     # peft keeps LoRA adapters in fp32 whatever the base dtype (autocast_adapter_dtype=True)
@@ -249,18 +387,21 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
              "gradients": params_trainable * trainable_b,
              "optimizer": params_trainable * 2 * trainable_b}
     if gradient_checkpointing:
+        k_rel = arch.position_buckets or arch.max_relative_positions
         parts.update({k: 0 for k in layer})
-        parts.update(embeddings=embeddings, head=head, logits=logits,
+        parts.update(embeddings=embeddings, head=head, span_head=span_head, logits=logits,
                      # each layer's input; DeBERTa's layers also take the b×1×s×s int64 attention mask
-                     # (get_attention_mask's outer product of the input mask), which the checkpoint keeps
-                     checkpointed_layer_inputs=r * sbh * L + (8 * b * s * s if arch.family == "deberta-v2" else 0),
+                     # (get_attention_mask's outer product of the input mask), the s×s int64 relative
+                     # positions and the normalised relative embeddings (2k × h), which the checkpoint keeps
+                     checkpointed_layer_inputs=r * sbh * L + (8 * b * s * s + 8 * s * s + r * 2 * k_rel * h
+                                                              if arch.family == "deberta-v2" else 0),
                      checkpoint_recompute=per_layer)
     else:
         parts.update({k: v * L for k, v in layer.items()})
-        parts.update(embeddings=embeddings, head=head, logits=logits,
+        parts.update(embeddings=embeddings, head=head, span_head=span_head, logits=logits,
                      checkpointed_layer_inputs=0, checkpoint_recompute=0)
     if frozen:  # a frozen embedding's output needs no gradient: only LoRA's own tensors
-        parts["embeddings"] = 0 if arch.family == "llama" else parts["embeddings"]
+        parts["embeddings"] = rotary if decoder else parts["embeddings"]
     out_bytes = {k: int(v) for k, v in parts.items()}
     out_bytes["activations"] = sum(out_bytes[k] for k in ACTIVATION_TERMS)
     return {"bytes": out_bytes,

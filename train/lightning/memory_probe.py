@@ -3,18 +3,20 @@ steps and put what it measurably keeps beside :mod:`train.lightning.memory`'s es
 
 The model is built from its transformers config class with the published dimensions (the REAL /
 BLEURT tables of :mod:`train.rehearsal.standins`; nothing is downloaded), with the config's
-fine-tuning mode: IOB/span NER as ``AutoModelForTokenClassification`` (what ``train.ner`` wraps), the
-BLEURT regressor as ``train.bleurt.convert.hf_config``'s ``*ForSequenceClassification`` and the
-reward model as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with peft LoRA
-(or full), dropout off and gradient checkpointing as configured. Batches are synthetic token ids that
-fill every position.
+fine-tuning mode: IOB NER as ``AutoModelForTokenClassification`` (what ``train.ner`` wraps), span NER
+as ``radscore.span_model.SpanNERModel`` (an ``AutoModel`` and the config's span head, over every span
+of up to ``max_span_width`` words with each piece a word: the most spans a row can hold), the BLEURT
+regressor as ``train.bleurt.convert.hf_config``'s ``*ForSequenceClassification`` and the reward model
+as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with peft LoRA (or full),
+dropout off and gradient checkpointing as configured. Batches are synthetic token ids that fill every
+position.
 
 Measured: on CUDA ``torch.cuda.max_memory_allocated``; everywhere, the bytes of the tensors autograd
 saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
-parameters excluded; with gradient checkpointing, the checkpointed layers' inputs, which the
-non-reentrant checkpoint keeps outside autograd's saved tensors), and the parameter, gradient and
-optimizer-state bytes counted from the tensors. ``--layers K`` builds K layers: the per-layer terms
-scale linearly with the layer count.
+parameters excluded; with gradient checkpointing, every tensor the checkpointed layers are called with
+(hidden states, RoPE's cos and sin, masks), which the non-reentrant checkpoint keeps outside autograd's
+saved tensors), and the parameter, gradient and optimizer-state bytes counted from the tensors.
+``--layers K`` builds K layers: the per-layer terms scale linearly with the layer count.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import torch
 
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
 
-WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets")
+WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets", "head_dim")
 
 
 def config_facts(path: str | Path) -> dict:
@@ -48,7 +50,9 @@ def config_facts(path: str | Path) -> dict:
         raise SystemExit(f"memory-probe: {path}: backbone {hub_id!r} is not in the REAL/BLEURT tables of "
                          "train.rehearsal.standins (its dimensions are unknown)")
     kind = "reward" if "reward" in class_path else "bleurt" if "bleurt" in class_path else "ner"
-    return {"cfg": cfg, "kind": kind, "hub_id": hub_id, "real": real,
+    return {"cfg": cfg, "kind": kind, "hub_id": hub_id, "real": real, "span": class_path.endswith("SpanTagger"),
+            "span_args": {k: args[k] for k in ("max_span_width", "width_dim", "mlp_hidden", "mlp_layers", "dropout")
+                          if k in args},
             "precision": (cfg.get("trainer") or {}).get("precision"), "dtype": args.get("dtype"),
             "gradient_checkpointing": bool(args.get("gradient_checkpointing")),
             "lora_r": int(args.get("lora_r") or 0) if args.get("finetune", "lora") != "full" else 0,
@@ -67,7 +71,7 @@ def hf_config(facts: dict, layers: int, width: dict):
     real = facts["real"]
     d = {"hidden": real.hidden, "heads": real.heads, "intermediate": real.intermediate or 4 * real.hidden,
          "vocab": real.vocab or 30522, "kv_heads": real.kv_heads or real.heads,
-         "position_buckets": real.position_buckets}
+         "position_buckets": real.position_buckets, "head_dim": real.head_dim}
     d.update({k: v for k, v in width.items() if v})
     common = dict(vocab_size=d["vocab"], hidden_size=d["hidden"], num_hidden_layers=layers,
                   num_attention_heads=d["heads"], intermediate_size=d["intermediate"])
@@ -84,6 +88,13 @@ def hf_config(facts: dict, layers: int, width: dict):
     elif real.config_class in ("LlamaConfig", "Qwen2Config", "GemmaConfig"):
         extra = dict(num_key_value_heads=d["kv_heads"], max_position_embeddings=max(real.max_length, 1024),
                      pad_token_id=0, tie_word_embeddings=False)
+        if real.config_class == "GemmaConfig":
+            extra["head_dim"] = d["head_dim"] or d["hidden"] // d["heads"]
+    elif real.config_class == "PhiConfig":
+        extra = dict(max_position_embeddings=max(real.max_length, 1024), pad_token_id=0, tie_word_embeddings=False,
+                     partial_rotary_factor=real.rotary_fraction, resid_pdrop=0.1)
+    elif real.config_class == "MPNetConfig":  # position ids start after the padding index: 2 + length
+        extra = dict(max_position_embeddings=max(real.max_length, 512) + 2)
     else:
         extra = dict(max_position_embeddings=max(real.max_length, 512))
     return cls(**common, **extra), d
@@ -97,7 +108,25 @@ def build(facts: dict, layers: int, width: dict):
 
     config, dims = hf_config(facts, layers, width)
     real = facts["real"]
-    if facts["kind"] == "ner":
+    if facts["kind"] == "ner" and facts["span"]:
+        from transformers import AutoModel
+
+        from radscore.span_model import SPAN_CLASSES, SpanClassifierHead, SpanNERModel, enumerate_spans
+
+        head = SpanClassifierHead(config.hidden_size, **facts["span_args"])
+        model = SpanNERModel(AutoModel.from_config(config), head)  # as SpanNERModel.from_backbone builds it
+        width = head.config["max_span_width"]
+        ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
+
+        def loss(ids, mask):  # every piece a word between [CLS] and [SEP]: the most spans a row can hold
+            spans = enumerate_spans(ids.shape[1] - 2, width)
+            starts = torch.tensor([a + 1 for a, _ in spans], device=ids.device).expand(ids.shape[0], -1)
+            ends = torch.tensor([e + 1 for _, e in spans], device=ids.device).expand(ids.shape[0], -1)
+            labels = torch.randint(0, len(SPAN_CLASSES), starts.shape, device=ids.device)
+            logits = model(ids, mask, starts, ends, ends - starts)
+            return ce(logits.reshape(-1, len(SPAN_CLASSES)), labels.reshape(-1))
+        rows = 1
+    elif facts["kind"] == "ner":
         from radscore.labels import IOB_LABELS
 
         config.num_labels = real.num_labels or len(IOB_LABELS)
@@ -150,19 +179,22 @@ def build(facts: dict, layers: int, width: dict):
     arch = architecture(real, facts["cfg"])
     from dataclasses import replace
 
-    built = model.base.config if facts["kind"] == "reward" else model.config  # the model's own (copied) config
+    # the model's own (copied) config
+    built = model.base.config if facts["kind"] == "reward" else model.encoder.config if facts["span"] else model.config
     attn = getattr(built, "_attn_implementation", None) or arch.attention
     arch = replace(arch, hidden=dims["hidden"], layers=layers, heads=dims["heads"], intermediate=dims["intermediate"],
                    vocab=dims["vocab"], kv_heads=dims["kv_heads"], position_buckets=dims["position_buckets"],
-                   attention="sdpa" if attn == "sdpa" else "eager")
+                   head_dim=dims["head_dim"], attention="sdpa" if attn == "sdpa" else "eager")
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return model, loss, rows, arch, total, trainable
 
 
-def _is_weight_copy(t: torch.Tensor) -> bool:
+def _is_weight_copy(t: torch.Tensor, param_ids: set[int]) -> bool:
     """A cast of a parameter (autocast's weight copy), maybe through views: its autograd node is a
-    ``ToCopyBackward0`` (after view nodes) whose input is a parameter's ``AccumulateGrad``."""
+    ``ToCopyBackward0`` (after view nodes) whose input is the ``AccumulateGrad`` of one of the model's
+    parameters (``param_ids``: their ``id``s). Another leaf that requires grad — the embedding output
+    that ``enable_input_require_grads`` marks — is an activation, not a weight."""
     fn = t.grad_fn
     for _ in range(4):
         if fn is None:
@@ -170,7 +202,8 @@ def _is_weight_copy(t: torch.Tensor) -> bool:
         name = type(fn).__name__
         if name == "ToCopyBackward0":
             nxt = [f for f, _ in fn.next_functions if f is not None]
-            return len(nxt) == 1 and type(nxt[0]).__name__ == "AccumulateGrad"
+            return (len(nxt) == 1 and type(nxt[0]).__name__ == "AccumulateGrad"
+                    and id(getattr(nxt[0], "variable", None)) in param_ids)
         if name not in ("TBackward0", "ViewBackward0", "TransposeBackward0", "PermuteBackward0", "ExpandBackward0",
                         "UnsqueezeBackward0", "ReshapeAliasBackward0"):
             return False
@@ -183,6 +216,7 @@ def saved_for_backward(model: torch.nn.Module, run):
     unique storages saved by the ops of ``run`` (``saved_tensors_hooks``), model parameters excluded,
     plus the inputs of gradient-checkpointed layers (kept by the checkpoint itself)."""
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    param_ids = {id(p) for p in model.parameters()}
     kept: dict[int, int] = {}
     copies: dict[int, int] = {}
 
@@ -191,7 +225,7 @@ def saved_for_backward(model: torch.nn.Module, run):
         ptr = storage.data_ptr()
         if not ptr or ptr in params:
             return
-        if _is_weight_copy(t):
+        if _is_weight_copy(t, param_ids):
             copies[ptr] = storage.nbytes()  # autocast's 16-bit copy of an fp32 weight
         else:
             kept[ptr] = storage.nbytes()
@@ -200,10 +234,11 @@ def saved_for_backward(model: torch.nn.Module, run):
         record(t)
         return t
 
-    def pre_hook(module, args, kwargs):
-        hidden = args[0] if args else kwargs.get("hidden_states")
-        if isinstance(hidden, torch.Tensor):
-            record(hidden)
+    def pre_hook(module, args, kwargs):  # a checkpointed layer keeps every tensor it is called with
+        for value in (*args, *kwargs.values()):
+            for t in (value if isinstance(value, (tuple, list)) else (value,)):
+                if isinstance(t, torch.Tensor):
+                    record(t)
 
     handles = [m.register_forward_pre_hook(pre_hook, with_kwargs=True) for m in model.modules()
                if getattr(m, "gradient_checkpointing", False) and type(m).__name__.endswith("Layer")]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 ENV = "RADSCORE_STANDINS"
 REPO = Path(__file__).resolve().parents[2]
-VERSION = 8  # bump when a builder changes: cached stand-ins are rebuilt
+VERSION = 9  # bump when a builder changes: cached stand-ins are rebuilt
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Real:
     intermediate: int | None = None  # the MLP's size (config.json intermediate_size); None: 4·hidden
     vocab: int = 0  # vocab_size (config.json); 0: not recorded
     position_buckets: int = 0  # DeBERTa-v2/v3 relative-position buckets (config.json)
+    head_dim: int | None = None  # per-head width where it is not hidden/heads (config.json head_dim: Gemma)
+    rotary_fraction: float = 1.0  # the share of a head that RoPE rotates (config.json partial_rotary_factor: Phi)
     source: str = "the Hub repository's config.json, tokenizer_config.json and model card"
 
 
@@ -71,15 +73,21 @@ REAL = {
     "cambridgeltl/SapBERT-from-PubMedBERT-fulltext": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
                                                           110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
     "ncbi/MedCPT-Query-Encoder": Real("BertConfig", "BertModel", "wordpiece", "[PAD]", 110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "FremyCompany/BioLORD-2023-C": Real("MPNetConfig", "MPNetModel", "mpnet-wordpiece", "<pad>", 110_000_000, 768, 12, 12, tokenizer_class="MPNetTokenizer"),
+    "FremyCompany/BioLORD-2023-C": Real("MPNetConfig", "MPNetModel", "mpnet-wordpiece", "<pad>", 110_000_000, 768, 12, 12, tokenizer_class="MPNetTokenizer",
+                                        vocab=30_527),
     "meta-llama/Meta-Llama-3-8B": Real("LlamaConfig", "LlamaForCausalLM", "byte-bpe-llama3", None,
                                        8_030_000_000, 4096, 32, 32, kv_heads=8, max_length=8192,
                                        intermediate=14_336, vocab=128_256),
-    "lmsys/vicuna-7b-v1.5": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096),
-    "epfl-llm/meditron-7b": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096),
-    "google/gemma-7b": Real("GemmaConfig", "GemmaForCausalLM", "sp-bpe-gemma", "<pad>", 8_540_000_000, 3072, 28, 16, tokenizer_class="GemmaTokenizer", max_length=8192),
-    "Qwen/Qwen1.5-7B": Real("Qwen2Config", "Qwen2ForCausalLM", "byte-bpe-qwen", "<|endoftext|>", 7_720_000_000, 4096, 32, 32, tokenizer_class="Qwen2Tokenizer", max_length=32768),
-    "microsoft/phi-2": Real("PhiConfig", "PhiForCausalLM", "byte-bpe-gpt2", None, 2_780_000_000, 2560, 32, 32, tokenizer_class="CodeGenTokenizer", max_length=2048),
+    "lmsys/vicuna-7b-v1.5": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096,
+                                 intermediate=11_008, vocab=32_000),
+    "epfl-llm/meditron-7b": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=2048,
+                                 intermediate=11_008, vocab=32_017),
+    "google/gemma-7b": Real("GemmaConfig", "GemmaForCausalLM", "sp-bpe-gemma", "<pad>", 8_540_000_000, 3072, 28, 16, tokenizer_class="GemmaTokenizer", max_length=8192,
+                            intermediate=24_576, vocab=256_000, head_dim=256),
+    "Qwen/Qwen1.5-7B": Real("Qwen2Config", "Qwen2ForCausalLM", "byte-bpe-qwen", "<|endoftext|>", 7_720_000_000, 4096, 32, 32, tokenizer_class="Qwen2Tokenizer", max_length=32768,
+                            intermediate=11_008, vocab=151_936),
+    "microsoft/phi-2": Real("PhiConfig", "PhiForCausalLM", "byte-bpe-gpt2", None, 2_780_000_000, 2560, 32, 32, tokenizer_class="CodeGenTokenizer", max_length=2048,
+                            intermediate=10_240, vocab=51_200, rotary_fraction=0.4),
     # the ablation profile's other encoders and its BERTScore model
     "StanfordAIMI/RadBERT": Real("BertConfig", "BertModel", "wordpiece", "[PAD]", 110_000_000, 768, 12, 12,
                                  tokenizer_class="BertTokenizer"),
@@ -440,35 +448,51 @@ def substitution(cache: Path, ids: set[str] | None = None):
 # --- the report's columns ------------------------------------------------------------------------
 def _lora_params(real: Real, r: int, targets: list[str], n_outputs: int) -> int:
     """LoRA parameters on q/k/v/o projections of every layer, plus the reward head."""
-    head_dim = real.hidden // real.heads
-    kv = (real.kv_heads or real.heads) * head_dim
-    shapes = {"q_proj": (real.hidden, real.hidden), "k_proj": (real.hidden, kv), "v_proj": (real.hidden, kv),
-              "o_proj": (real.hidden, real.hidden)}
+    head_dim = real.head_dim or real.hidden // real.heads  # Gemma-7B: 16 heads of 256 on a hidden size of 3072
+    q, kv = real.heads * head_dim, (real.kv_heads or real.heads) * head_dim
+    shapes = {"q_proj": (real.hidden, q), "k_proj": (real.hidden, kv), "v_proj": (real.hidden, kv),
+              "o_proj": (q, real.hidden)}
     per_layer = sum(r * (i + o) for name, (i, o) in shapes.items() if name in targets)
     return per_layer * real.layers + n_outputs * real.hidden
 
 
 def architecture(real: Real, cfg: dict | None = None):
     """The memory estimate's :class:`~train.lightning.memory.Architecture` of a real model: its
-    family by config class (Llama-style decoders: gated SiLU MLP, RMSNorm, SDPA, no dropout;
-    DeBERTa-v2: eager disentangled attention; the BERT-style rest, BLEURT included: SDPA) and the task head the config trains."""
-    from train.lightning.memory import Architecture
+    family by config class (Llama/Qwen2 and Gemma decoders: gated MLP, RMSNorm, SDPA; Phi: parallel
+    attention and MLP under one LayerNorm, SDPA; DeBERTa-v2: eager disentangled attention; MPNet:
+    eager attention with a relative-position bias; the BERT-style rest, BLEURT included: SDPA), and
+    the task head the config trains (a token classifier, the reward heads, the BLEURT regressor, or
+    the PURE span classifier with the config's sizes)."""
+    from train.lightning.memory import Architecture, SpanHead
 
     cfg = cfg or {}
-    class_path = str((cfg.get("model") or {}).get("class_path", ""))
-    family = {"LlamaConfig": "llama", "Qwen2Config": "llama", "GemmaConfig": "llama",
-              "DebertaV2Config": "deberta-v2"}.get(real.config_class, "bert")
-    # transformers runs DeBERTa-v2 eagerly (no SDPA path); BERT, Llama-style decoders and BLEURT
+    model = cfg.get("model") or {}
+    class_path = str(model.get("class_path", ""))
+    args = model.get("init_args") or {}
+    family = {"LlamaConfig": "llama", "Qwen2Config": "llama", "GemmaConfig": "gemma", "PhiConfig": "phi",
+              "MPNetConfig": "mpnet", "DebertaV2Config": "deberta-v2"}.get(real.config_class, "bert")
+    # transformers runs DeBERTa-v2 and MPNet eagerly (no SDPA path); BERT, the decoders and BLEURT
     # (train.bleurt.convert.hf_config: a BertConfig where the embedding size equals the hidden size,
     # as the table records for BLEURT-20-D12) default to SDPA
-    attention = "eager" if family == "deberta-v2" else "sdpa"
+    attention = "eager" if family in ("deberta-v2", "mpnet") else "sdpa"
     reward = "reward" in class_path
-    head = "token" if ("ner" in class_path or real.num_labels) else "sequence"
+    decoder = family in ("llama", "gemma", "phi")
+    span = None
+    if class_path.endswith("SpanTagger"):
+        from radscore.span_model import SPAN_CLASSES
+
+        span = SpanHead(max_width=int(args.get("max_span_width", 8)), width_dim=int(args.get("width_dim", 150)),
+                        mlp_hidden=int(args.get("mlp_hidden", 150)), mlp_layers=int(args.get("mlp_layers", 2)),
+                        dropout=float(args.get("dropout", 0.2)) > 0, classes=len(SPAN_CLASSES))
+    head = "span" if span else "token" if ("ner" in class_path or real.num_labels) else "sequence"
     labels = 6 if reward else (real.num_labels or (11 if head == "token" else 1))
+    # the reward model switches every dropout off (radscore.reward_model.disable_dropout); decoders
+    # other than Phi have none
+    dropout = not decoder and not reward
     return Architecture(real.hidden, real.layers, real.heads, intermediate=real.intermediate, kv_heads=real.kv_heads,
                         family=family, attention=attention, vocab=real.vocab, position_buckets=real.position_buckets,
-                        hidden_dropout=family != "llama" and not reward, attention_dropout=family != "llama" and not reward,
-                        num_labels=labels, head=head)
+                        hidden_dropout=dropout, attention_dropout=dropout, num_labels=labels, head=head,
+                        head_dim=real.head_dim, span=span, rotary_fraction=real.rotary_fraction)
 
 
 def describe_config(path: Path) -> dict:
