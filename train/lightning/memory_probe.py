@@ -251,6 +251,24 @@ def saved_for_backward(model: torch.nn.Module, run):
     return out, sum(kept.values()), sum(copies.values())
 
 
+def device_name(dev: torch.device) -> str:
+    """The GPU's name (``torch.cuda.get_device_name``), or the CPU's model and core count."""
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    import os
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model} ({os.cpu_count()} cores)"
+
+
 def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length: int | None = None,
           layers: int | None = None, device: str | None = None, width: dict | None = None) -> dict:
     facts = config_facts(config)
@@ -311,7 +329,8 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     step_s = sum(times[1:]) / max(len(times) - 1, 1) if len(times) > 1 else times[0]
     return {"config": str(config), "model": facts["hub_id"], "device": dev.type,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "torch": torch.__version__, "batch_size": b, "rows": n, "max_length": s, "layers": layers,
+            "device_name": device_name(dev), "torch": torch.__version__,
+            "batch_size": b, "rows": n, "max_length": s, "layers": layers,
             "real_layers": real.layers, "precision": precision, "dtype": facts["dtype"],
             "gradient_checkpointing": facts["gradient_checkpointing"], "lora_r": facts["lora_r"],
             "width": {k: getattr(arch, k) for k in ("hidden", "heads", "intermediate", "vocab")},
