@@ -2,13 +2,13 @@
 # The prepared GPU session for issue #30: two device calls (the device tool carries 64 MiB with the working
 # tree, and what each call needs does not fit together), run from the repository root; everything each
 # call measures lands under "$OUT". The session's 15 minutes of device time include the machine's start
-# (a minute or more) and the transfers, so the two calls' limits sum to 720 s (420 + 300), and a third,
+# (a minute or more) and the transfers, so the two calls' limits sum to 780 s (480 + 300), and a third,
 # optional call runs only on what is left.
 #
 # Here, before the session (no GPU needed; PyPI needed for the wheels):
 #   .venv/bin/python benchmarks/gpu_carry.py                  # checkpoints/gpu_carry: 60 MiB with the tree
 #   .venv/bin/python benchmarks/gpu_carry.py --part released  # checkpoints/gpu_carry_released: 63 MiB
-# Call 1 (timeout_s 420), carry ["checkpoints/gpu_carry/site", "checkpoints/gpu_carry/wheels"] (16 MiB with the
+# Call 1 (timeout_s 480), carry ["checkpoints/gpu_carry/site", "checkpoints/gpu_carry/wheels"] (16 MiB with the
 # tree: the probes and the rehearsal need no NER export):
 #   bash benchmarks/gpu_session.sh
 # Call 2 (timeout_s 300), carry ["checkpoints/gpu_carry_released"], right after (the machine stays warm):
@@ -35,11 +35,16 @@
 #   autocast (only when named): benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast as radscore
 #      runs it (weights cast once per pass) and bf16 under inference_mode (every weight cast every batch): is the
 #      re-cast what made bf16 slower than fp32 on the H200 (issue #30)?
-#   probes: python -m train memory-probe --config X --device cuda at full size, one config per family
-#      (reward/paper_llama3, ner/iob_deberta_v3, bleurt/paper): the allocator's peak beside the estimate.
+#   probes: python -m train memory-probe --config X --device cuda, one config per family: the allocator's
+#      peak beside the estimate. At full size reward/paper_llama3, ner/iob_deberta_v3 and bleurt/paper; then
+#      the two families whose terms have CUDA-specific parts the CPU cannot check: reward/phi_2 with 2 of its
+#      32 layers at full width (autocast's fp32 pow and layer_norm) and ner/span_biolord at batch 8 (MPNet's
+#      eager attention, the span head's 1-byte dropout masks).
 #   rehearse: python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (skipped, with the
 #      missing names, where the training extras do not import).
 # Each step's log and JSON go to $OUT (at most 8 files come back: logs are concatenated into one).
+# Afterwards, here: copy the probe JSONs to benchmarks/results/ and run benchmarks/gpu_hours.py, which
+# predicts each paper run's GPU-hours from their tokens/s (the table of docs/reproducing.md).
 set -u
 cd "$(dirname "$0")/.."
 DRY=${GPU_SESSION_DRY:-0}
@@ -60,8 +65,8 @@ RELEASED_VENV=${RADSCORE_RELEASED_VENV:-.venv-ratescore}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
-# Seconds per step. Call 1: 2 setup steps + preflight + probes + rehearse = 40 + 20 + 190 + 120 = 370 s of
-# its 420; call 2: 3 setup steps + preflight + bench + autocast = 60 + 20 + 170 + 30 = 280 of its 300; call 3:
+# Seconds per step. Call 1: 2 setup steps + preflight + probes + rehearse = 40 + 20 + 260 + 120 = 440 s of
+# its 480; call 2: 3 setup steps + preflight + bench + autocast = 60 + 20 + 170 + 30 = 280 of its 300; call 3:
 # preflight + bench = 190 of its 200. Not yet timed on a GPU: the
 # reward probe builds Llama-3-8B's shapes with random weights, whose initialisation alone may take a
 # minute; raise T_* (and the device call's timeout_s) if a step reports TIMED OUT.
@@ -71,12 +76,16 @@ T_AUTOCAST=${T_AUTOCAST:-30}
 T_PROBE_REWARD=${T_PROBE_REWARD:-110}
 T_PROBE_NER=${T_PROBE_NER:-50}
 T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}
+T_PROBE_PHI=${T_PROBE_PHI:-40}
+T_PROBE_SPAN=${T_PROBE_SPAN:-30}
 T_REHEARSE=${T_REHEARSE:-120}  # 78 s for --fast on this 2-core CPU in the image package set (gpu_image.py)
 T_SETUP=${T_SETUP:-20}  # each setup step
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
-PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml)
-PROBE_TIMEOUTS=("$T_PROBE_REWARD" "$T_PROBE_NER" "$T_PROBE_BLEURT")
+PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
+               configs/reward/phi_2.yaml configs/ner/span_biolord.yaml)
+PROBE_TIMEOUTS=("$T_PROBE_REWARD" "$T_PROBE_NER" "$T_PROBE_BLEURT" "$T_PROBE_PHI" "$T_PROBE_SPAN")
+PROBE_ARGS=("" "" "" "--layers 2" "--batch-size 8")  # what each probe builds smaller than the config
 
 say() { echo "[gpu_session $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
 
@@ -191,8 +200,9 @@ if wants probes; then
     for k in "${!PROBE_CONFIGS[@]}"; do
         cfg=${PROBE_CONFIGS[$k]}
         name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .yaml)
+        # shellcheck disable=SC2086  # PROBE_ARGS holds whole options, split on purpose
         step "memory_probe_$name" "${PROBE_TIMEOUTS[$k]}" "$PY" -m train memory-probe --config "$cfg" \
-            --device "$DEVICE" --steps 2 --out "$OUT/memory_probe_${DEVICE}_$name.json"
+            --device "$DEVICE" --steps 2 ${PROBE_ARGS[$k]} --out "$OUT/memory_probe_${DEVICE}_$name.json"
     done
 fi
 

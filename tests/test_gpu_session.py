@@ -37,9 +37,11 @@ def test_the_dry_run_prints_each_step_and_runs_none(tmp_path):
                      "memory-probe --config configs/reward/paper_llama3.yaml --device cuda",
                      "memory-probe --config configs/ner/iob_deberta_v3.yaml --device cuda",
                      "memory-probe --config configs/bleurt/paper.yaml --device cuda",
+                     "memory-probe --config configs/reward/phi_2.yaml --device cuda --steps 2 --layers 2 --out",
+                     "memory-probe --config configs/ner/span_biolord.yaml --device cuda --steps 2 --batch-size 8 --out",
                      "train rehearse --accelerator gpu"]:
         assert expected in out, expected
-    assert out.count("dry run: not run") == 8 and "FAILED" not in out and "TIMED OUT" not in out
+    assert out.count("dry run: not run") == 10 and "FAILED" not in out and "TIMED OUT" not in out
     # call 1 measures no scoring: the benchmarks are calls 2 and 3 (their steps are named there)
     assert "bench_ratescore" not in out and "bench_autocast" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu_session.log"]  # nothing else was written
