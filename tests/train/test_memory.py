@@ -340,6 +340,28 @@ def test_memory_probe_runs_end_to_end_and_writes_json(tmp_path, capsys):
     assert {"estimate", "measured", "ratio", "torch", "date", "config"} <= set(r)
     assert r["ratio"]["activations_saved"] == pytest.approx(1, abs=0.15)
     assert r["ratio"]["optimizer"] == pytest.approx(1, abs=0.01) and r["ratio"]["weights"] == pytest.approx(1, abs=0.01)
+    # the CPU allocator's peak over one more step, beside the whole estimate (the GPU session's bar)
+    assert 0.85 <= r["ratio"]["peak_allocated"] <= 1.15, r["ratio"]
+    assert "peak allocated (total)" in text
+
+
+def test_cpu_peak_allocated_is_the_most_held_at_once():
+    from train.lightning.memory_probe import cpu_peak_allocated
+
+    def two_at_once():
+        a = torch.empty(1_000_000)  # 4 MB
+        b = torch.empty(1_000_000)
+        del a
+        c = torch.empty(500_000)
+        return b, c
+
+    def one_after_another():
+        for _ in range(3):
+            torch.empty(1_000_000)
+
+    # the total counts every allocation in the process while it runs (a few hundred kB of others may join)
+    assert 8_000_000 <= cpu_peak_allocated(two_at_once) < 9_000_000  # not 10 MB: a was freed before c
+    assert 4_000_000 <= cpu_peak_allocated(one_after_another) < 5_000_000  # not 12 MB: each freed in turn
 
 
 def test_memory_probe_builds_the_lora_reward_model_with_checkpointing(tmp_path):

@@ -11,7 +11,9 @@ as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with pe
 dropout off and gradient checkpointing as configured. Batches are synthetic token ids that fill every
 position.
 
-Measured: on CUDA ``torch.cuda.max_memory_allocated``; everywhere, the bytes of the tensors autograd
+Measured: the allocator's peak over a training step (on CUDA ``torch.cuda.max_memory_allocated`` over
+the run; on the CPU, one more untimed step under the profiler's memory tracking, ``cpu_peak_allocated``,
+plus the weights and optimizer state it starts with), beside the whole estimate; and everywhere the bytes of the tensors autograd
 saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
 parameters excluded; with gradient checkpointing, every tensor the checkpointed layers are called with
 (hidden states, RoPE's cos and sin, masks), which the non-reentrant checkpoint keeps outside autograd's
@@ -211,6 +213,26 @@ def _is_weight_copy(t: torch.Tensor, param_ids: set[int]) -> bool:
     return False
 
 
+def cpu_peak_allocated(run) -> int:
+    """The most bytes the CPU allocator held at once during ``run()``, above what it held before: the
+    profiler's memory tracking (``profile_memory=True``) reports each allocation and free with the
+    running total of what was allocated since it started; the peak is that total's maximum. It
+    counts tensor storage only (no allocator caching or Python objects), like CUDA's
+    ``max_memory_allocated``."""
+    from torch._C._profiler import _EventType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        run()
+    peak, stack = 0, list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        node = stack.pop()
+        if node.tag == _EventType.Allocation and node.extra_fields.device.type == "cpu":
+            peak = max(peak, node.extra_fields.total_allocated)
+        stack.extend(node.children)
+    return peak
+
+
 def saved_for_backward(model: torch.nn.Module, run):
     """(run()'s result, bytes autograd keeps for the backward pass, bytes of autocast weight copies):
     unique storages saved by the ops of ``run`` (``saved_tensors_hooks``), model parameters excluded,
@@ -312,6 +334,15 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
                 "autocast_weight_copies": copies, "activations_saved": saved}
     if dev.type == "cuda":
         measured["peak_allocated"] = torch.cuda.max_memory_allocated(dev)
+    elif steps >= 2:  # one more, untimed step under the profiler's allocation tracking
+        opt.zero_grad(set_to_none=True)
+        state = measured["weights"] + measured["optimizer"]  # what is allocated when the step starts
+
+        def one_step():
+            with torch.autocast(dev.type, dtype=amp, enabled=mixed):
+                loss_fn(ids, mask).backward()
+            opt.step()
+        measured["peak_allocated"] = state + cpu_peak_allocated(one_step)
     est = estimate_training_memory(total, trainable, arch, n, s, facts["precision"], facts["dtype"],
                                    facts["gradient_checkpointing"], device=dev.type,
                                    lora_targets=facts["lora_targets"] if facts["lora_r"] else (),
@@ -324,8 +355,9 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
              "activations_saved": saved / max(act_est, 1)}
     if eb["autocast_weight_copies"]:
         ratio["autocast_weight_copies"] = copies / eb["autocast_weight_copies"]
-    if dev.type == "cuda":
-        ratio["peak_allocated"] = measured["peak_allocated"] / (est["gib"] * GIB)
+    est_total = sum(v for k, v in eb.items() if k != "activations")  # the estimate in bytes (unrounded)
+    if "peak_allocated" in measured:
+        ratio["peak_allocated"] = measured["peak_allocated"] / est_total
     step_s = sum(times[1:]) / max(len(times) - 1, 1) if len(times) > 1 else times[0]
     return {"config": str(config), "model": facts["hub_id"], "device": dev.type,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -335,7 +367,7 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
             "gradient_checkpointing": facts["gradient_checkpointing"], "lora_r": facts["lora_r"],
             "width": {k: getattr(arch, k) for k in ("hidden", "heads", "intermediate", "vocab")},
             "params_total": total, "params_trainable": trainable,
-            "estimate": eb, "estimate_gib": est["gib"], "assumptions": est["assumptions"],
+            "estimate": eb, "estimate_gib": est["gib"], "estimate_total_bytes": est_total, "assumptions": est["assumptions"],
             "activations_saved_estimate": act_est, "measured": measured, "ratio": ratio,
             "step_s": step_s, "tokens_per_s": n * s / step_s, "steps": steps,
             "note": (f"built with {layers} of {real.layers} layers: the per-layer activation terms scale "
@@ -360,7 +392,7 @@ def render(r: dict) -> str:
     if r["gradient_checkpointing"]:
         lines.append("  (saved count: layer inputs and head; checkpoint_recompute happens in the backward pass, not in it)")
     if "peak_allocated" in m:
-        lines.append(f"{'peak allocated (total)':<28}{mb(r['estimate_gib'] * GIB)}{mb(m['peak_allocated']):>14}"
+        lines.append(f"{'peak allocated (total)':<28}{mb(r['estimate_total_bytes'])}{mb(m['peak_allocated']):>14}"
                      f"{r['ratio']['peak_allocated']:8.3f}")
     lines.append(f"step {r['step_s']:.3f} s, {r['tokens_per_s']:.0f} tokens/s")
     return "\n".join(lines)
