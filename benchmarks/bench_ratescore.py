@@ -735,13 +735,10 @@ def local_floors(w: dict) -> None:
 
 
 def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
+    sys.path.insert(0, str(ROOT))
+    from train.lightning.precision import cpu_name
+
+    return cpu_name()
 
 
 CLASS_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")

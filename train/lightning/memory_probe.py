@@ -13,8 +13,8 @@ position.
 
 Measured: the allocator's peak over a training step (on CUDA ``torch.cuda.max_memory_allocated`` over
 the run; on the CPU, one more untimed step under the profiler's memory tracking, ``cpu_peak_allocated``,
-plus the weights and optimizer state it starts with), beside the whole estimate; and everywhere the bytes of the tensors autograd
-saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
+plus the weights and optimizer state it starts with), beside the whole estimate; and everywhere the
+bytes of the tensors autograd saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
 parameters excluded; with gradient checkpointing, every tensor the checkpointed layers are called with
 (hidden states, RoPE's cos and sin, masks), which the non-reentrant checkpoint keeps outside autograd's
 saved tensors), and the parameter, gradient and optimizer-state bytes counted from the tensors.
@@ -278,17 +278,10 @@ def device_name(dev: torch.device) -> str:
     if dev.type == "cuda":
         return torch.cuda.get_device_name(dev)
     import os
-    import platform
 
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model} ({os.cpu_count()} cores)"
+    from train.lightning.precision import cpu_name
+
+    return f"{cpu_name()} ({os.cpu_count()} cores)"
 
 
 def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length: int | None = None,

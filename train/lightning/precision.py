@@ -34,6 +34,19 @@ def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str] | None:
     return None
 
 
+def cpu_name(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """The CPU's model name (Linux ``model name``), or "unknown"."""
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "unknown"
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            return value.strip()
+    return "unknown"
+
+
 def cpu_has_native_bf16(flags: set[str] | None = None) -> bool | None:
     """True/False from the CPU flags; None when unknown (then nothing is changed)."""
     flags = cpu_flags() if flags is None else flags
