@@ -386,3 +386,12 @@ def test_memory_probe_builds_the_span_model_of_a_span_config(tmp_path):
     assert r["ratio"]["activations_saved"] == pytest.approx(1, abs=0.05)
     # the head at the config's sizes: 3 layers of 3,096 units (2 × 3,096² alone is 19.2M parameters)
     assert r["params_total"] > 19e6
+
+
+def test_architecture_refuses_what_transformers_cannot_build():
+    with pytest.raises(ValueError, match="eager attention only"):
+        Architecture(64, 2, 4, family="mpnet", attention="sdpa")
+    with pytest.raises(ValueError, match="not one of"):
+        Architecture(64, 2, 4, family="roberta")
+    with pytest.raises(ValueError, match="SpanHead"):
+        Architecture(64, 2, 4, head="span")

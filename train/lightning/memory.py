@@ -120,6 +120,8 @@ ACTIVATION_TERMS = ("attention_block", "attention_scores", "relative_positions",
                     "checkpoint_recompute")
 FAMILIES = ("bert", "mpnet", "deberta-v2", "llama", "gemma", "phi")
 GATED = ("llama", "gemma")  # gated MLP (SiLU / tanh-GELU), RMSNorm, no biases in the MLP
+DECODERS = GATED + ("phi",)  # no embedding LayerNorm or dropout; RoPE; a final norm before the head
+EAGER_ONLY = ("mpnet", "deberta-v2")  # transformers has no SDPA path for them
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,8 @@ class Architecture:
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ValueError(f"Architecture.family {self.family!r} is not one of {FAMILIES}")
+        if self.family in EAGER_ONLY and self.attention != "eager":
+            raise ValueError(f"Architecture: {self.family} runs eager attention only, not {self.attention!r}")
         if (self.head == "span") != (self.span is not None):
             raise ValueError("Architecture: head='span' and a SpanHead go together")
 
@@ -249,13 +253,13 @@ def _layer_terms(arch: Architecture, b: int, s: int, e: int, r: int, m_h: int, m
     # QKV input (one storage; saved by trainable linears only), Q, K, V, output projection input
     # under *-mixed the norm output feeding Q, K, V is fp32 (autocast runs layer_norm in fp32; Llama's
     # RMSNorm multiplies fp32 tensors) and each projection saves its own 16-bit cast of it
-    # LayerNorm families on CUDA under autocast with 16-bit weights: layer_norm is on CUDA autocast's
-    # fp32 list, so it saves an fp32 copy of its input and its output is fp32 too
-    ln_in = 4 if (fam not in GATED and autocast and device == "cuda") else r
+    # where the norm's output is fp32 (fp32 weights under autocast; a LayerNorm on CUDA under autocast)
+    # each projection reading it saves its own 16-bit cast
+    ln_in = layer_norm_input_bytes(fam, r, autocast, device)
     casts = 3 if (e != ln_in) else 1
     qkv_in = 0 if frozen else casts * e * sbh
     qkv_in += lora("q_proj") + lora("v_proj") + lora("k_proj")
-    eager = arch.attention == "eager" or fam in ("mpnet", "deberta-v2")
+    eager = arch.attention == "eager"
     math_fallback = not eager and device == "cpu" and da  # CPU SDPA with dropout: math path
     if eager or math_fallback:
         kv_saved = 2 * e * sbq  # repeat_kv copies (eager) or the separate K, V projections (BERT)
@@ -315,6 +319,13 @@ def _layer_terms(arch: Architecture, b: int, s: int, e: int, r: int, m_h: int, m
     return t
 
 
+def layer_norm_input_bytes(family: str, r: int, autocast: bool, device: str) -> int:
+    """Bytes per element of what a LayerNorm saves of its input: the residual stream's dtype, except
+    on CUDA under autocast, whose fp32 op list has ``layer_norm`` (an fp32 copy of a 16-bit input; the
+    CPU's list has not). RMSNorm families cast to fp32 themselves (see ``layer_norms``)."""
+    return 4 if (family not in GATED and autocast and device == "cuda") else r
+
+
 def span_head_bytes(arch: Architecture, b: int, s: int, e: int, m: int) -> int:
     """What the span classifier keeps for ``b`` rows of ``s`` pieces, at the worst case of one word
     per piece (``s - 2`` words between [CLS] and [SEP]): the start/end gather indices and the width
@@ -347,9 +358,9 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     frozen = bool(lora_targets)
     autocast = precision.endswith("-mixed")
     layer = _layer_terms(arch, b, s, e, r, m_h, m_a, device, mixed, lora_targets, lora_rank, autocast)
-    ln_in = 4 if (autocast and device == "cuda") else r  # LayerNorm's saved input (see _layer_terms)
+    ln_in = layer_norm_input_bytes(arch.family, r, autocast, device)
     sbh = s * b * h
-    decoder = arch.family in GATED + ("phi",)
+    decoder = arch.family in DECODERS
     # embeddings: BERT/MPNet/DeBERTa sum -> LayerNorm (input, stats) -> dropout (mask); decoders: the lookup only
     embeddings = 0 if decoder else ln_in * sbh + 8 * b * s + (m_h * sbh if arch.hidden_dropout else 0)
     # the embedding lookups keep their int64 ids: the input ids (b·s) and, for BERT, the position and

@@ -463,7 +463,7 @@ def architecture(real: Real, cfg: dict | None = None):
     eager attention with a relative-position bias; the BERT-style rest, BLEURT included: SDPA), and
     the task head the config trains (a token classifier, the reward heads, the BLEURT regressor, or
     the PURE span classifier with the config's sizes)."""
-    from train.lightning.memory import Architecture, SpanHead
+    from train.lightning.memory import DECODERS, EAGER_ONLY, Architecture, SpanHead
 
     cfg = cfg or {}
     model = cfg.get("model") or {}
@@ -474,9 +474,9 @@ def architecture(real: Real, cfg: dict | None = None):
     # transformers runs DeBERTa-v2 and MPNet eagerly (no SDPA path); BERT, the decoders and BLEURT
     # (train.bleurt.convert.hf_config: a BertConfig where the embedding size equals the hidden size,
     # as the table records for BLEURT-20-D12) default to SDPA
-    attention = "eager" if family in ("deberta-v2", "mpnet") else "sdpa"
+    attention = "eager" if family in EAGER_ONLY else "sdpa"
     reward = "reward" in class_path
-    decoder = family in ("llama", "gemma", "phi")
+    decoder = family in DECODERS
     span = None
     if class_path.endswith("SpanTagger"):
         from radscore.span_model import SPAN_CLASSES
