@@ -102,11 +102,27 @@ keeps its input (``checkpointed_layer_inputs``, ``r·sbh`` per layer; DeBERTa's 
 backward pass
 recomputes one layer at a time (``checkpoint_recompute``: one layer's activation terms).
 
+The peak is the largest of three phases of a step, in the order of Lightning's automatic
+optimisation (``training_step``, ``zero_grad``, ``backward``, ``optimizer.step``):
+
+- ``forward``: the model state, the autocast weight copies, the **last step's gradients** (Lightning
+  zeroes them after ``training_step``, not before it) and every activation the forward pass keeps
+  (all activation terms but ``checkpoint_recompute``). With checkpointing, the temporaries of one
+  layer's un-saved forward are not counted: the backward phase recomputes that layer and exceeds them;
+- ``backward``: at the top layer, where the most is held: the state and weight copies, the forward's
+  activations less the head's (released by the head's backward), the recomputed layer
+  (``checkpoint_recompute``) and ``backward_transient``, the gradients alive at that layer's worst
+  moment (``backward_transient_bytes``: the gradient arriving at the layer and the MLP activation's
+  incoming and outgoing gradients); the old gradients are zeroed, the new ones so far are that
+  layer's MLP weight gradient (full fine-tuning);
+- ``optimizer_step``: the state, the gradients and ``optimizer_transient``, AdamW's temporaries
+  (``optimizer_transient_bytes``: none for the fused kernel the training modules choose).
+
 Activations are counted at the config's ``max_length`` (the worst case). The estimate ignores the
-CUDA context (~0.5 GiB), allocator fragmentation, and backward-pass temporaries (gradients of the
-``s×s`` scores, the scatter of a ``gather``'s gradient): a measured peak (``max_memory_allocated``)
-includes those, the saved-for-backward count does not. ``python -m train memory-probe`` measures
-both beside this estimate.
+CUDA context (~0.5 GiB), allocator fragmentation, and the attention's backward temporaries
+(gradients of the ``s×s`` scores, the scatter of a ``gather``'s gradient), reached after the MLP's
+saved tensors are released. ``python -m train memory-probe`` measures each phase's peak beside its
+estimate (on the CPU with the profiler's allocation tracking, on CUDA with ``max_memory_allocated``).
 """
 
 from __future__ import annotations
@@ -340,13 +356,73 @@ def span_head_bytes(arch: Architecture, b: int, s: int, e: int, m: int) -> int:
     return rows * (3 * 8 + e * (2 * arch.hidden + sp.width_dim) + sp.mlp_layers * per_layer + 4 * sp.classes + 8)
 
 
+OPTIMIZERS = ("fused", "foreach", "single")
+
+
+def mlp_transient_bytes(arch: Architecture, b: int, s: int, e: int, r: int, autocast: bool, device: str,
+                        forward: bool = False) -> int:
+    """The most one layer's MLP holds at once beyond what it saves, in the forward pass without
+    saving (a checkpointed layer) and, as gradients, in the backward pass: the layer's normalised
+    input or the gradient arriving at its output (``r·sbh``) and, for a gated MLP (``act(gate) · up``)
+    and Phi's ``gelu_new`` (whose last operation is a product), three ``sbf`` tensors — forward the
+    activation's output, ``up`` and their product; backward the product's incoming gradient and the
+    gradients of both factors — at the product's dtype ``p`` (fp32 for Phi under CUDA autocast,
+    whose ``pow`` makes the chain fp32; else ``e``); for GELU (BERT, MPNet, DeBERTa) two, the
+    activation's input and output (their gradients backward). Phi's forward holds four: Python
+    evaluates ``0.5 * x`` first, so it lives beside ``x`` and the chain up to the product."""
+    sbf, sbh = s * b * arch.f, s * b * arch.hidden
+    if arch.family in GATED or arch.family == "phi":
+        p = 4 if (arch.family == "phi" and autocast and device == "cuda") else e
+        return int(r * sbh + (4 if arch.family == "phi" and forward else 3) * p * sbf)
+    return int(r * sbh + 2 * e * sbf)
+
+
+def backward_transient_bytes(arch: Architecture, b: int, s: int, e: int, r: int, frozen: bool, autocast: bool,
+                             device: str, trainable_b: int) -> int:
+    """Gradients alive at the worst moment of one layer's backward pass beyond what the layer keeps
+    (its saved tensors are the activation terms): the MLP's, which autograd reaches first
+    (``mlp_transient_bytes``). When the down projection trains, its backward has released its saved
+    input (``-e·sbf``) and made its weight's gradient (``h·f``)."""
+    grads = mlp_transient_bytes(arch, b, s, e, r, autocast, device)
+    if not frozen:
+        grads += arch.hidden * arch.f * trainable_b - e * s * b * arch.f
+    return int(grads)
+
+
+def span_head_backward_bytes(arch: Architecture, b: int, s: int, e: int) -> int:
+    """The span classifier's backward pass, reached while every activation is still held: the gradient
+    of its last hidden layer's output (one ``e``-byte value per span and hidden unit), at the worst
+    case of ``SpanHead.spans`` spans a row."""
+    if arch.span is None:
+        return 0
+    return int(b * arch.span.spans(max(s - 2, 0)) * arch.span.mlp_hidden * e)
+
+
+def optimizer_transient_bytes(optimizer: str, params_trainable: int, largest_trainable: int, trainable_b: int) -> int:
+    """Temporaries of ``torch.optim.AdamW.step``: none for the fused kernel (what
+    ``train.lightning.module.adamw_linear_warmup`` chooses unless gradients are clipped under a
+    mixed-precision plugin); the multi-tensor path (``foreach``, torch's default on CUDA) takes
+    ``_foreach_sqrt`` of a parameter group's second moments (the trainable parameters, bounding the
+    body group); the single-tensor path (torch's default on the CPU) makes ``sqrt`` and its quotient
+    for one parameter at a time (twice the largest trainable tensor)."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    if optimizer == "fused":
+        return 0
+    if optimizer == "foreach":
+        return params_trainable * trainable_b
+    return 2 * largest_trainable * trainable_b
+
+
 def estimate_training_memory(params_total: int, params_trainable: int, arch: Architecture, batch_size: int,
                              seq_len: int, trainer_precision: str | None = "32-true", model_dtype: str | None = None,
                              gradient_checkpointing: bool = False, device: str = "cuda",
-                             lora_targets: tuple[str, ...] | list[str] = (), lora_rank: int = 0) -> dict:
-    """Bytes per named term and the total in GiB (see the module doc for each term's source).
+                             lora_targets: tuple[str, ...] | list[str] = (), lora_rank: int = 0,
+                             optimizer: str = "fused") -> dict:
+    """Bytes per named term, the bytes each phase of a training step holds at its worst moment, and
+    the peak in GiB (see the module doc for each term's source and the phases).
     ``device``: cuda (the GPU figure) or cpu (what the CPU keeps: dropout masks at the input dtype,
-    SDPA's math fallback with dropout)."""
+    SDPA's math fallback with dropout). ``optimizer``: fused, foreach or single (AdamW's kernels)."""
     weight_b, e = precision_bytes(trainer_precision, model_dtype)
     precision = str(trainer_precision or "32-true")
     mixed = precision.endswith("-mixed") and weight_b == 4
@@ -413,12 +489,37 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
                      checkpointed_layer_inputs=0, checkpoint_recompute=0)
     if frozen:  # a frozen embedding's output needs no gradient: only LoRA's own tensors
         parts["embeddings"] = rotary if decoder else parts["embeddings"]
+    largest = (arch.hidden * max(arch.num_labels, lora_rank, 1)) if frozen else arch.vocab * arch.hidden
+    # with checkpointing a layer's forward runs without saving: its MLP's temporaries exist for a moment
+    parts["forward_transient"] = (mlp_transient_bytes(arch, b, s, e, r, autocast, device, forward=True)
+                                  if gradient_checkpointing else 0)
+    parts["backward_transient"] = backward_transient_bytes(arch, b, s, e, r, frozen, autocast, device, trainable_b)
+    parts["span_head_backward"] = span_head_backward_bytes(arch, b, s, e)
+    parts["optimizer_transient"] = optimizer_transient_bytes(optimizer, params_trainable, largest, trainable_b)
     out_bytes = {k: int(v) for k, v in parts.items()}
     out_bytes["activations"] = sum(out_bytes[k] for k in ACTIVATION_TERMS)
-    return {"bytes": out_bytes,
-            "gib": round((sum(out_bytes.values()) - out_bytes["activations"]) / GIB, 1),
+    t = out_bytes
+    state = t["weights"] + t["master_weights"] + t["optimizer"]
+    saved = t["activations"] - t["checkpoint_recompute"]  # what the forward pass leaves for the backward
+    phases = {
+        # Lightning zeroes the gradients after training_step: the last step's are held through the forward
+        "forward": state + t["autocast_weight_copies"] + t["gradients"] + saved + t["forward_transient"],
+        # the old gradients zeroed. The worst of three moments: the span classifier's backward (every
+        # activation still held), the top layer's (the head's tensors released, that layer recomputed
+        # with checkpointing, and its gradients' worst moment) and the end (every gradient made, the
+        # activations and weight copies released; the embeddings' gradient comes last)
+        "backward": state + max(
+            t["autocast_weight_copies"] + saved + t["span_head_backward"] if arch.span is not None else 0,
+            t["autocast_weight_copies"] + saved - t["head"] - t["span_head"] - t["logits"]
+            + t["checkpoint_recompute"] + t["backward_transient"],
+            t["gradients"]),
+        "optimizer_step": state + t["gradients"] + t["optimizer_transient"],
+    }
+    peak_phase = max(phases, key=phases.get)
+    return {"bytes": out_bytes, "phases": phases, "peak_phase": peak_phase,
+            "gib": round(phases[peak_phase] / GIB, 1),
             "assumptions": {"weight_bytes": weight_b, "activation_bytes": e, "residual_bytes": r,
                             "dropout_mask_bytes": m_h, "batch_size": b, "seq_len": s, "device": device,
-                            "family": arch.family, "attention": arch.attention,
+                            "family": arch.family, "attention": arch.attention, "optimizer": optimizer,
                             "gradient_checkpointing": gradient_checkpointing, "lora_targets": list(lora_targets),
                             "activations_per_layer": int(per_layer)}}

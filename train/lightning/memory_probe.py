@@ -11,9 +11,13 @@ as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with pe
 dropout off and gradient checkpointing as configured. Batches are synthetic token ids that fill every
 position.
 
-Measured: the allocator's peak over a training step (on CUDA ``torch.cuda.max_memory_allocated`` over
-the run; on the CPU, one more untimed step under the profiler's memory tracking, ``cpu_peak_allocated``,
-plus the weights and optimizer state it starts with), beside the whole estimate; and everywhere the
+Each step runs in Lightning's automatic-optimisation order (``lightning_step``: forward, ``zero_grad``,
+backward, ``optimizer.step``, so the last step's gradients are held through the forward pass) with
+the AdamW the training modules make (fused where torch has the kernel). Measured: the allocator's peak
+per phase of a step beside the estimate's phases (on CUDA ``torch.cuda.max_memory_allocated`` over
+the run and, in one more step, per phase; on the CPU, one more untimed step under the profiler's
+memory tracking, ``cpu_phase_peaks``, plus the weights and optimizer state it starts with, naming
+the operation at each phase's peak); and everywhere the
 bytes of the tensors autograd saves for the backward pass (``torch.autograd.graph.saved_tensors_hooks``: unique storages, model
 parameters excluded; with gradient checkpointing, every tensor the checkpointed layers are called with
 (hidden states, RoPE's cos and sin, masks), which the non-reentrant checkpoint keeps outside autograd's
@@ -33,6 +37,7 @@ from pathlib import Path
 import torch
 
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
+from train.lightning.module import fused_adamw_supported
 
 WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets", "head_dim")
 
@@ -56,6 +61,7 @@ def config_facts(path: str | Path) -> dict:
             "span_args": {k: args[k] for k in ("max_span_width", "width_dim", "mlp_hidden", "mlp_layers", "dropout")
                           if k in args},
             "precision": (cfg.get("trainer") or {}).get("precision"), "dtype": args.get("dtype"),
+            "gradient_clip": bool((cfg.get("trainer") or {}).get("gradient_clip_val")),
             "gradient_checkpointing": bool(args.get("gradient_checkpointing")),
             "lora_r": int(args.get("lora_r") or 0) if args.get("finetune", "lora") != "full" else 0,
             "lora_alpha": args.get("lora_alpha", 16), "lora_dropout": args.get("lora_dropout", 0.05),
@@ -213,24 +219,81 @@ def _is_weight_copy(t: torch.Tensor, param_ids: set[int]) -> bool:
     return False
 
 
-def cpu_peak_allocated(run) -> int:
-    """The most bytes the CPU allocator held at once during ``run()``, above what it held before: the
-    profiler's memory tracking (``profile_memory=True``) reports each allocation and free with the
-    running total of what was allocated since it started; the peak is that total's maximum. It
-    counts tensor storage only (no allocator caching or Python objects), like CUDA's
-    ``max_memory_allocated``."""
+def lightning_step(model_loss, opt):
+    """One training step in Lightning's automatic-optimisation order, as named phases: the
+    ``training_step`` (forward), ``optimizer.zero_grad()``, the backward pass, ``optimizer.step()``.
+    Lightning zeroes the gradients after the forward pass, so the previous step's gradients are still
+    held while the forward pass runs (``pytorch_lightning.loops.optimization.automatic.Closure``)."""
+    box = {}
+
+    def forward():
+        box["loss"] = model_loss()
+
+    def backward():
+        box.pop("loss").backward()
+
+    return [("forward", forward), ("zero_grad", lambda: opt.zero_grad(set_to_none=True)), ("backward", backward),
+            ("optimizer_step", opt.step)]
+
+
+def cpu_phase_peaks(phases) -> dict:
+    """Per phase (``(name, fn)`` run in order): the most bytes the CPU allocator held at once, above
+    what it held before the first phase, and the operation that allocated at that moment (the
+    autograd node in the backward pass). The profiler's memory tracking (``profile_memory=True``)
+    reports each allocation and free with the running total of what was allocated since it started;
+    a phase's peak is that total's maximum over its allocations. It counts tensor storage only (no
+    allocator caching or Python objects), like CUDA's ``max_memory_allocated``."""
     from torch._C._profiler import _EventType
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        run()
-    peak, stack = 0, list(prof.profiler.kineto_results.experimental_event_tree())
+        for name, fn in phases:
+            with record_function(f"memory-probe:{name}"):
+                fn()
+    out = {name: {"peak": 0, "at": ""} for name, _ in phases}
+    events = []  # (time, bytes (a free is negative), running total after it, phase, where)
+    # (node, phase, autograd node being evaluated, enclosing operation)
+    stack = [(n, None, "", "") for n in prof.profiler.kineto_results.experimental_event_tree()]
     while stack:
-        node = stack.pop()
-        if node.tag == _EventType.Allocation and node.extra_fields.device.type == "cpu":
-            peak = max(peak, node.extra_fields.total_allocated)
-        stack.extend(node.children)
-    return peak
+        node, phase, grad_fn, op = stack.pop()
+        if node.tag == _EventType.Allocation:
+            ef = node.extra_fields
+            if phase in out and ef.device.type == "cpu":
+                events.append((node.start_time_ns, ef.alloc_size, ef.total_allocated, phase,
+                               f"{grad_fn} ({op})" if grad_fn else op))
+            continue
+        name = node.name
+        if name.startswith("memory-probe:"):
+            phase = name.split(":", 1)[1]
+        elif "evaluate_function: " in name:
+            grad_fn = name.split("evaluate_function: ", 1)[1]
+        else:
+            op = name
+        stack.extend((c, phase, grad_fn, op) for c in node.children)
+    events.sort(key=lambda e: e[0])
+    # the running total is the profiler's reporter's, which outlives a profile (a block allocated under
+    # an earlier one and freed outside it stays counted): taken from what it said before the first event
+    base = events[0][2] - events[0][1] if events else 0
+    started = set()
+    for _, size, total, phase, at in events:
+        if phase not in started:  # what was held when the phase began
+            started.add(phase)
+            out[phase] = {"peak": total - size - base, "at": "(held when the phase began)"}
+        if size > 0 and total - base > out[phase]["peak"]:
+            out[phase] = {"peak": total - base, "at": at}
+    return out
+
+
+def cuda_phase_peaks(phases, dev) -> dict:
+    """Per phase: ``torch.cuda.max_memory_allocated`` over the phase (peak statistics reset before it)."""
+    out = {}
+    for name, fn in phases:
+        torch.cuda.synchronize(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+        fn()
+        torch.cuda.synchronize(dev)
+        out[name] = {"peak": torch.cuda.max_memory_allocated(dev), "at": ""}
+    return out
 
 
 def saved_for_backward(model: torch.nn.Module, run):
@@ -295,51 +358,69 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     torch.manual_seed(0)
     model, loss_fn, rows, arch, total, trainable = build(facts, layers, width or {})
     model.to(dev)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    params = [p for p in model.parameters() if p.requires_grad]
     precision = str(facts["precision"] or "32-true")
     mixed = precision.endswith("-mixed")
+    # the optimizer train.lightning.module.adamw_linear_warmup makes: fused where torch has the kernel,
+    # except with gradient clipping under a mixed-precision plugin (then the multi-tensor AdamW)
+    fused = fused_adamw_supported(params) and not (facts["gradient_clip"] and mixed)
+    opt = torch.optim.AdamW(params, lr=1e-5, fused=fused or None)
     amp = torch.bfloat16 if precision.startswith("bf16") else torch.float16
     n = b * rows
     ids = torch.randint(1, arch.vocab, (n, s), device=dev)
     mask = torch.ones_like(ids)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
-    times, saved, copies = [], 0, 0
+    times, kept = [], {"saved": 0, "copies": 0}
+
+    def model_loss():
+        with torch.autocast(dev.type, dtype=amp, enabled=mixed):
+            return loss_fn(ids, mask)
+
+    def first_loss():  # the first step's forward pass also counts what autograd saves
+        loss, kept["saved"], kept["copies"] = saved_for_backward(model, model_loss)
+        return loss
+
     for step in range(steps):
         t0 = time.perf_counter()
-        with torch.autocast(dev.type, dtype=amp, enabled=mixed):
-            if step == 0:
-                loss, saved, copies = saved_for_backward(model, lambda: loss_fn(ids, mask))
-            else:
-                loss = loss_fn(ids, mask)
-        loss.backward()
-        opt.step()
+        for _, fn in lightning_step(first_loss if step == 0 else model_loss, opt):
+            fn()
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         times.append(time.perf_counter() - t0)
-        if step < steps - 1:
-            opt.zero_grad(set_to_none=True)
+    saved, copies = kept["saved"], kept["copies"]
     nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)
     measured = {"weights": nbytes(model.parameters()),
                 "gradients": nbytes(p.grad for p in model.parameters() if p.grad is not None),
                 "optimizer": nbytes(v for st in opt.state.values() for v in st.values()
                                     if isinstance(v, torch.Tensor) and v.dim() > 0),
                 "autocast_weight_copies": copies, "activations_saved": saved}
+    phases = {}
     if dev.type == "cuda":
-        measured["peak_allocated"] = torch.cuda.max_memory_allocated(dev)
+        measured["peak_allocated"] = torch.cuda.max_memory_allocated(dev)  # over every step
+        if steps >= 2:  # one more step, its peak per phase
+            phases = cuda_phase_peaks(lightning_step(model_loss, opt), dev)
+            phases.pop("zero_grad")
     elif steps >= 2:  # one more, untimed step under the profiler's allocation tracking
+        # the last step's gradients are made again inside the profile (same shapes, zeros): the profiler
+        # sees no free of a block allocated before it started, and zero_grad frees them
         opt.zero_grad(set_to_none=True)
-        state = measured["weights"] + measured["optimizer"]  # what is allocated when the step starts
 
-        def one_step():
-            with torch.autocast(dev.type, dtype=amp, enabled=mixed):
-                loss_fn(ids, mask).backward()
-            opt.step()
-        measured["peak_allocated"] = state + cpu_peak_allocated(one_step)
+        def hold_gradients():
+            for p in params:
+                p.grad = torch.zeros_like(p)
+        phases = cpu_phase_peaks([("gradients", hold_gradients), *lightning_step(model_loss, opt)])
+        phases.pop("gradients")
+        phases.pop("zero_grad")
+        state = measured["weights"] + measured["optimizer"]  # allocated when the profile starts
+        for v in phases.values():
+            v["peak"] += state
+        measured["peak_allocated"] = max(v["peak"] for v in phases.values())
     est = estimate_training_memory(total, trainable, arch, n, s, facts["precision"], facts["dtype"],
                                    facts["gradient_checkpointing"], device=dev.type,
                                    lora_targets=facts["lora_targets"] if facts["lora_r"] else (),
-                                   lora_rank=facts["lora_r"])
+                                   lora_rank=facts["lora_r"],
+                                   optimizer="fused" if fused else "foreach" if dev.type == "cuda" else "single")
     eb = est["bytes"]
     # what a forward pass leaves saved: every activation term but the backward-time recomputation
     act_est = eb["activations"] - eb["checkpoint_recompute"]
@@ -348,9 +429,12 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
              "activations_saved": saved / max(act_est, 1)}
     if eb["autocast_weight_copies"]:
         ratio["autocast_weight_copies"] = copies / eb["autocast_weight_copies"]
-    est_total = sum(v for k, v in eb.items() if k != "activations")  # the estimate in bytes (unrounded)
+    est_total = est["phases"][est["peak_phase"]]  # the estimate's peak in bytes (unrounded)
     if "peak_allocated" in measured:
         ratio["peak_allocated"] = measured["peak_allocated"] / est_total
+    for k, v in phases.items():
+        v["estimate"] = est["phases"][k]
+        v["ratio"] = v["peak"] / v["estimate"]
     step_s = sum(times[1:]) / max(len(times) - 1, 1) if len(times) > 1 else times[0]
     return {"config": str(config), "model": facts["hub_id"], "device": dev.type,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -360,8 +444,9 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
             "gradient_checkpointing": facts["gradient_checkpointing"], "lora_r": facts["lora_r"],
             "width": {k: getattr(arch, k) for k in ("hidden", "heads", "intermediate", "vocab")},
             "params_total": total, "params_trainable": trainable,
-            "estimate": eb, "estimate_gib": est["gib"], "estimate_total_bytes": est_total, "assumptions": est["assumptions"],
-            "activations_saved_estimate": act_est, "measured": measured, "ratio": ratio,
+            "estimate": eb, "estimate_gib": est["gib"], "estimate_peak_bytes": est_total, "estimate_peak_phase": est["peak_phase"],
+            "assumptions": est["assumptions"],
+            "activations_saved_estimate": act_est, "measured": measured, "ratio": ratio, "phases": phases,
             "step_s": step_s, "tokens_per_s": n * s / step_s, "steps": steps,
             "note": (f"built with {layers} of {real.layers} layers: the per-layer activation terms scale "
                      "linearly with the layer count" if layers != real.layers else "all layers built")}
@@ -384,9 +469,14 @@ def render(r: dict) -> str:
                  f"{r['ratio']['activations_saved']:8.3f}")
     if r["gradient_checkpointing"]:
         lines.append("  (saved count: layer inputs and head; checkpoint_recompute happens in the backward pass, not in it)")
+    for k in ("forward_transient", "backward_transient", "span_head_backward", "optimizer_transient"):
+        lines.append(f"{k:<28}{mb(e[k])}")
+    for k, v in r.get("phases", {}).items():  # each phase's worst moment, measured where the allocator was watched
+        lines.append(f"{'phase ' + k:<28}{mb(v['estimate'])}{mb(v['peak']):>14}{v['ratio']:8.3f}"
+                     + (f"  at {v['at']}" if v.get("at") else ""))
     if "peak_allocated" in m:
-        lines.append(f"{'peak allocated (total)':<28}{mb(r['estimate_total_bytes'])}{mb(m['peak_allocated']):>14}"
-                     f"{r['ratio']['peak_allocated']:8.3f}")
+        lines.append(f"{'peak allocated':<28}{mb(r['estimate_peak_bytes'])}{mb(m['peak_allocated']):>14}"
+                     f"{r['ratio']['peak_allocated']:8.3f}  (estimated in the {r['estimate_peak_phase']} phase)")
     lines.append(f"step {r['step_s']:.3f} s, {r['tokens_per_s']:.0f} tokens/s")
     return "\n".join(lines)
 

@@ -532,6 +532,10 @@ def describe_config(path: Path) -> dict:
                                           trainer.get("precision"), args.get("dtype"),
                                           bool(args.get("gradient_checkpointing")),
                                           lora_targets=tuple(args.get("lora_target_modules") or ()) if args.get("lora_r") else (),
-                                          lora_rank=int(args.get("lora_r") or 0))
+                                          lora_rank=int(args.get("lora_r") or 0),
+                                          # train.lightning.module.adamw_linear_warmup: fused, except with
+                                          # gradient clipping under mixed precision (then CUDA's multi-tensor)
+                                          optimizer="foreach" if trainer.get("gradient_clip_val")
+                                          and str(trainer.get("precision", "")).endswith("-mixed") else "fused")
         out.update(gpu_memory_estimate_gib=memory["gib"], memory=memory)
     return out
