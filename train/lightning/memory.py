@@ -106,15 +106,16 @@ The peak is the largest of three phases of a step, in the order of Lightning's a
 optimisation (``training_step``, ``zero_grad``, ``backward``, ``optimizer.step``):
 
 - ``forward``: the model state, the autocast weight copies, the **last step's gradients** (Lightning
-  zeroes them after ``training_step``, not before it) and every activation the forward pass keeps
-  (all activation terms but ``checkpoint_recompute``). With checkpointing, the temporaries of one
-  layer's un-saved forward are not counted: the backward phase recomputes that layer and exceeds them;
-- ``backward``: at the top layer, where the most is held: the state and weight copies, the forward's
-  activations less the head's (released by the head's backward), the recomputed layer
-  (``checkpoint_recompute``) and ``backward_transient``, the gradients alive at that layer's worst
-  moment (``backward_transient_bytes``: the gradient arriving at the layer and the MLP activation's
-  incoming and outgoing gradients); the old gradients are zeroed, the new ones so far are that
-  layer's MLP weight gradient (full fine-tuning);
+  zeroes them after ``training_step``, not before it), every activation the forward pass keeps (all
+  activation terms but ``checkpoint_recompute``) and, with checkpointing, ``forward_transient``: one
+  layer's un-saved MLP temporaries (``mlp_transient_bytes``);
+- ``backward``: the old gradients zeroed, the worst of three moments. The top layer's: the state and
+  weight copies, the forward's activations less the head's (released by the head's backward), the
+  recomputed layer (``checkpoint_recompute``) and ``backward_transient``, the gradients alive at that
+  layer's worst moment (``backward_transient_bytes``: the gradient arriving at the layer and the MLP
+  activation's incoming and outgoing gradients; in full fine-tuning also the down projection's
+  weight gradient). The span classifier's (span NER): every activation still held, and
+  ``span_head_backward``. The end: every gradient made, the activations released;
 - ``optimizer_step``: the state, the gradients and ``optimizer_transient``, AdamW's temporaries
   (``optimizer_transient_bytes``: none for the fused kernel the training modules choose).
 
@@ -489,7 +490,8 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
                      checkpointed_layer_inputs=0, checkpoint_recompute=0)
     if frozen:  # a frozen embedding's output needs no gradient: only LoRA's own tensors
         parts["embeddings"] = rotary if decoder else parts["embeddings"]
-    largest = (arch.hidden * max(arch.num_labels, lora_rank, 1)) if frozen else arch.vocab * arch.hidden
+    # the largest trainable tensor: the word embeddings, or with LoRA an adapter matrix or the score head
+    largest = max(arch.hidden, arch.qw) * max(arch.num_labels, lora_rank, 1) if frozen else arch.vocab * arch.hidden
     # with checkpointing a layer's forward runs without saving: its MLP's temporaries exist for a moment
     parts["forward_transient"] = (mlp_transient_bytes(arch, b, s, e, r, autocast, device, forward=True)
                                   if gradient_checkpointing else 0)
