@@ -56,3 +56,17 @@ def test_the_command_writes_a_table_and_json_and_says_when_there_is_no_gpu_probe
     monkeypatch.setattr(gpu_hours, "ROOT", tmp_path)  # no benchmarks/results/memory_probe_cuda_*.json there
     assert gpu_hours.main([]) == 1
     assert "no memory_probe_cuda_*.json yet" in capsys.readouterr().err
+
+
+def test_the_docs_carry_the_cpu_probe_table_from_the_committed_jsons():
+    """docs/reproducing.md's CPU probe table is memory_probe_table.py's output over the committed JSONs
+    (a number there that no command produces, or a JSON re-run without the docs, fails here)."""
+    import glob
+
+    from memory_probe_table import table
+
+    paths = sorted(glob.glob(str(ROOT / "benchmarks/results/memory_probe_cpu_*.json")))
+    assert len(paths) >= 16
+    out = table(paths)
+    assert out in (ROOT / "docs/reproducing.md").read_text()
+    assert "| `reward/paper_llama3` | 1 pair |" in out and "| `bleurt/paper` | 2 |" in out

@@ -77,6 +77,18 @@ def test_backward_and_optimizer_transients():
         optimizer_transient_bytes("sgd", 1000, 100, 4)
 
 
+def test_the_adamw_kernel_is_the_training_modules_choice():
+    """Fused wherever torch has the kernel, except with gradient clipping under mixed precision, where
+    Lightning refuses a fused optimiser and torch's default runs (multi-tensor on CUDA, one tensor at a
+    time on the CPU): what the estimate's optimizer_transient and the probe's optimizer follow."""
+    from train.lightning.module import adamw_kernel
+
+    assert adamw_kernel("cuda", None, "bf16-mixed") == adamw_kernel("cpu", 0.0, "bf16-mixed") == "fused"
+    assert adamw_kernel("cuda", 1.0, "32-true") == "fused"
+    assert adamw_kernel("cuda", 1.0, "bf16-mixed") == "foreach"
+    assert adamw_kernel("cpu", 1.0, "16-mixed") == "single"
+
+
 def test_lightning_holds_the_last_gradients_through_training_step():
     """The forward phase's premise, checked on the installed Lightning: at training_step the previous
     step's gradients exist; at the backward pass they have been zeroed (set to None)."""

@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
-from train.lightning.module import fused_adamw_supported
+from train.lightning.module import adamw_kernel, fused_adamw_supported
 
 WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets", "head_dim")
 
@@ -361,10 +361,8 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     params = [p for p in model.parameters() if p.requires_grad]
     precision = str(facts["precision"] or "32-true")
     mixed = precision.endswith("-mixed")
-    # the optimizer train.lightning.module.adamw_linear_warmup makes: fused where torch has the kernel,
-    # except with gradient clipping under a mixed-precision plugin (then the multi-tensor AdamW)
-    fused = fused_adamw_supported(params) and not (facts["gradient_clip"] and mixed)
-    opt = torch.optim.AdamW(params, lr=1e-5, fused=fused or None)
+    kernel = adamw_kernel(dev.type, facts["gradient_clip"], precision)  # the training modules' AdamW
+    opt = torch.optim.AdamW(params, lr=1e-5, fused=(kernel == "fused" and fused_adamw_supported(params)) or None)
     amp = torch.bfloat16 if precision.startswith("bf16") else torch.float16
     n = b * rows
     ids = torch.randint(1, arch.vocab, (n, s), device=dev)
@@ -420,7 +418,7 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
                                    facts["gradient_checkpointing"], device=dev.type,
                                    lora_targets=facts["lora_targets"] if facts["lora_r"] else (),
                                    lora_rank=facts["lora_r"],
-                                   optimizer="fused" if fused else "foreach" if dev.type == "cuda" else "single")
+                                   optimizer=kernel)
     eb = est["bytes"]
     # what a forward pass leaves saved: every activation term but the backward-time recomputation
     act_est = eb["activations"] - eb["checkpoint_recompute"]

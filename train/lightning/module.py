@@ -60,6 +60,16 @@ def fused_adamw_allowed(trainer) -> bool:
     return not (clipping and isinstance(getattr(trainer, "precision_plugin", None), MixedPrecision))
 
 
+def adamw_kernel(device: str, gradient_clip_val=None, precision: str | None = None) -> str:
+    """Which AdamW kernel ``adamw_linear_warmup`` runs on ``device`` for a config, as the memory model
+    names them: ``fused`` where torch has the kernel, unless the config clips gradients under a
+    mixed-precision plugin (``fused_adamw_allowed``); then torch's default, ``foreach`` (multi-tensor)
+    on CUDA and ``single`` (one tensor at a time) elsewhere."""
+    if device in FUSED_DEVICES and not (gradient_clip_val and str(precision or "").endswith("-mixed")):
+        return "fused"
+    return "foreach" if device == "cuda" else "single"
+
+
 def adamw_linear_warmup(module, body: list, head: list) -> dict:
     """AdamW with ``hparams.weight_decay`` over two groups, ``body`` at ``hparams.lr`` and ``head``
     at ``hparams.head_lr`` (``hparams.lr`` when unset), empty groups left out, and a linear

@@ -499,6 +499,7 @@ def describe_config(path: Path) -> dict:
     """What the report says of a config's real model: classes, tokenizer, pad token at load,
     parameter counts and the GPU memory estimate (empty fields when it names no known model)."""
     from train.lightning.memory import estimate_training_memory
+    from train.lightning.module import adamw_kernel
 
     from train.lightning.configs import load_config
 
@@ -533,9 +534,7 @@ def describe_config(path: Path) -> dict:
                                           bool(args.get("gradient_checkpointing")),
                                           lora_targets=tuple(args.get("lora_target_modules") or ()) if args.get("lora_r") else (),
                                           lora_rank=int(args.get("lora_r") or 0),
-                                          # train.lightning.module.adamw_linear_warmup: fused, except with
-                                          # gradient clipping under mixed precision (then CUDA's multi-tensor)
-                                          optimizer="foreach" if trainer.get("gradient_clip_val")
-                                          and str(trainer.get("precision", "")).endswith("-mixed") else "fused")
+                                          optimizer=adamw_kernel("cuda", trainer.get("gradient_clip_val"),
+                                                                 trainer.get("precision")))
         out.update(gpu_memory_estimate_gib=memory["gib"], memory=memory)
     return out
