@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from train.lightning.memory import ACTIVATION_TERMS, GIB, Architecture, estimate_training_memory, precision_bytes
+from train.lightning.module import enable_activation_checkpointing
 
 
 def test_precision_bytes():
@@ -198,7 +199,7 @@ def measured_and_estimated(family, attention, b, s, checkpointing, precision="32
     torch.manual_seed(0)
     model, arch = tiny(family, attention)
     if checkpointing:
-        model.gradient_checkpointing_enable()
+        enable_activation_checkpointing(model)
     model.train()
     ids = torch.randint(1, V, (b, s))
     mask = torch.ones_like(ids)
@@ -525,3 +526,13 @@ def test_architecture_refuses_what_transformers_cannot_build():
         Architecture(64, 2, 4, family="roberta")
     with pytest.raises(ValueError, match="SpanHead"):
         Architecture(64, 2, 4, head="span")
+
+
+def test_activation_checkpointing_is_switched_on_without_a_deprecation_warning():
+    import warnings
+
+    model, _ = tiny("llama", "sdpa")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # transformers >= 5.2x warns at the old name
+        enable_activation_checkpointing(model)
+    assert [m for m in model.modules() if getattr(m, "gradient_checkpointing", False)]

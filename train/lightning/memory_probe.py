@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
-from train.lightning.module import adamw_kernel, fused_adamw_supported
+from train.lightning.module import adamw_kernel, enable_activation_checkpointing, fused_adamw_supported
 
 WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_buckets", "head_dim")
 
@@ -175,14 +175,14 @@ def build(facts: dict, layers: int, width: dict):
         model = MultiRewardModel(inner, None, system, max_length=facts["max_length"], base_model=facts["hub_id"],
                                  **kwargs)
         if facts["gradient_checkpointing"]:
-            model.model.gradient_checkpointing_enable()
+            enable_activation_checkpointing(model.model)
             model.model.enable_input_require_grads()
 
         def loss(ids, mask):
             return model(ids, mask).pow(2).mean()
         rows = 2  # a pair: accepted and rejected prompt
     if facts["kind"] != "reward" and facts["gradient_checkpointing"]:
-        model.gradient_checkpointing_enable()
+        enable_activation_checkpointing(model)
     model.train()
     arch = architecture(real, facts["cfg"])
     from dataclasses import replace

@@ -70,6 +70,15 @@ def adamw_kernel(device: str, gradient_clip_val=None, precision: str | None = No
     return "foreach" if device == "cuda" else "single"
 
 
+def enable_activation_checkpointing(model) -> None:
+    """Recompute each layer's activations in the backward pass (a transformers model): through
+    ``activation_checkpointing_enable`` where the installed transformers has it (the later 5.x, which
+    deprecate ``gradient_checkpointing_enable`` and warn at every call), else the older name. Both
+    switch on the same per-layer checkpointing."""
+    enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+    enable()
+
+
 def adamw_linear_warmup(module, body: list, head: list) -> dict:
     """AdamW with ``hparams.weight_decay`` over two groups, ``body`` at ``hparams.lr`` and ``head``
     at ``hparams.head_lr`` (``hparams.lr`` when unset), empty groups left out, and a linear

@@ -24,7 +24,8 @@ from radscore.systems import load_system
 from train.reward.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
+from train.lightning.module import (EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info,
+                                    enable_activation_checkpointing)
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
 TASK = "reward"
@@ -88,7 +89,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
                          lora_layers), dtype,
             dropout=backbone_dropout, full=finetune == "full")
         if gradient_checkpointing:
-            self.reward.model.gradient_checkpointing_enable()
+            enable_activation_checkpointing(self.reward.model)
             self.reward.model.enable_input_require_grads()
         self.reward.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
         self.system = resolved
