@@ -68,8 +68,9 @@ export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 # Seconds per step. Call 1: 2 setup steps + preflight + probes + rehearse = 40 + 20 + 260 + 120 = 440 s of
 # its 480; call 2: 3 setup steps + preflight + bench + autocast = 60 + 20 + 170 + 30 = 280 of its 300; call 3:
 # preflight + bench = 190 of its 200. Not yet timed on a GPU: the
-# reward probe builds Llama-3-8B's shapes with random weights, whose initialisation alone may take a
-# minute; raise T_* (and the device call's timeout_s) if a step reports TIMED OUT.
+# reward probe builds Llama-3-8B's shapes with random weights on the GPU (on a CPU their initialisation
+# alone, two normal_ passes over 7.5B values at ~6 ns each, would take 1.5 minutes); raise T_* (and the
+# device call's timeout_s) if a step reports TIMED OUT.
 T_PREFLIGHT=${T_PREFLIGHT:-20}
 T_BENCH=${T_BENCH:-170}
 T_AUTOCAST=${T_AUTOCAST:-30}

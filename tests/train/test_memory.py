@@ -435,6 +435,22 @@ def test_memory_probe_runs_end_to_end_and_writes_json(tmp_path, capsys):
     assert "peak allocated" in text and "phase backward" in text
 
 
+def test_the_probe_makes_the_model_on_the_probed_device():
+    """An 8B model's random initialisation takes minutes on a CPU and a second on a GPU: the probe
+    builds under ``with device``. Here the process's default device is ``meta`` (weights without
+    storage): a model made there could not be moved to the CPU, one made under the probed device can."""
+    from train.lightning.memory_probe import probe
+
+    width = {"hidden": 64, "heads": 4, "intermediate": 128, "vocab": 100}
+    torch.set_default_device("meta")
+    try:
+        r = probe("configs/bleurt/paper.yaml", steps=1, batch_size=1, max_length=16, layers=1, device="cpu",
+                  width=width)
+    finally:
+        torch.set_default_device(None)
+    assert r["device"] == "cpu" and r["measured"]["weights"] > 0
+
+
 def test_cpu_phase_peaks_are_the_most_held_at_once_in_each_phase():
     from train.lightning.memory_probe import cpu_phase_peaks
 

@@ -8,8 +8,8 @@ as ``radscore.span_model.SpanNERModel`` (an ``AutoModel`` and the config's span 
 of up to ``max_span_width`` words with each piece a word: the most spans a row can hold), the BLEURT
 regressor as ``train.bleurt.convert.hf_config``'s ``*ForSequenceClassification`` and the reward model
 as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with peft LoRA (or full),
-dropout off and gradient checkpointing as configured. Batches are synthetic token ids that fill every
-position.
+dropout off and gradient checkpointing as configured, made on the probed device (under ``with device``).
+Batches are synthetic token ids that fill every position.
 
 Each step runs in Lightning's automatic-optimisation order (``lightning_step``: forward, ``zero_grad``,
 backward, ``optimizer.step``, so the last step's gradients are held through the forward pass) with
@@ -356,7 +356,8 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     s = max_length or facts["max_length"]
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.manual_seed(0)
-    model, loss_fn, rows, arch, total, trainable = build(facts, layers, width or {})
+    with dev:  # weights made and initialised on the device: an 8B model's two normal_ passes take minutes on a CPU
+        model, loss_fn, rows, arch, total, trainable = build(facts, layers, width or {})
     model.to(dev)
     params = [p for p in model.parameters() if p.requires_grad]
     precision = str(facts["precision"] or "32-true")
