@@ -218,11 +218,44 @@ def head_outside_autocast(head: nn.Module) -> None:
     inner = head.forward
 
     def forward(x, *args, **kwargs):
-        dtype = next(head.parameters()).dtype
+        # under LoRA the head is peft's wrapper: the frozen original (the backbone's dtype) and the
+        # trained copy (float32, trainable_in_float32) that it runs; the trained copy's dtype counts
+        params = list(head.parameters())
+        dtype = next((p.dtype for p in params if p.requires_grad), params[0].dtype)
         with torch.autocast(device_type=x.device.type, enabled=False):
             return inner(x.to(dtype), *args, **kwargs)
 
     head.forward = forward
+
+
+HALF_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def trainable_in_float32(model: nn.Module) -> int:
+    """Keep what LoRA training updates in float32 when the backbone is loaded in 16 bits (``dtype:
+    bfloat16``): peft already makes its adapters float32, but the ``modules_to_save`` copies (the
+    reward head) keep the backbone's dtype, and AdamW would then update the head in bfloat16, which
+    rounds away any change smaller than half a unit in the last place (2^-9 of the weight, about
+    6e-5 for a weight of 0.016, the size of a Llama head's initial weights): the warm-up's and the
+    schedule's last updates vanish. Frozen weights stay as loaded (``peft.cast_mixed_precision_params``
+    would also cast them, to one dtype). Returns the number of parameters cast."""
+    cast = 0
+    for p in model.parameters():
+        if p.requires_grad and p.dtype in HALF_DTYPES:
+            p.data, cast = p.data.float(), cast + p.numel()
+    return cast
+
+
+def modules_to_save_in_float32(base: nn.Module, names: Sequence[str]) -> None:
+    """Before an adapter is loaded into a 16-bit backbone: make the modules it trained in full (its
+    ``modules_to_save``, the head among them) float32, as :func:`trainable_in_float32` trained
+    them, so that their saved weights load without rounding (peft copies them into the backbone's
+    modules, whatever their dtype). A module matches a name as peft matches it: the name itself or
+    a dotted path ending in it."""
+    for path, module in base.named_modules():
+        if any(path == n or path.endswith("." + n) for n in names):
+            if any(p.dtype in HALF_DTYPES for p in module.parameters()):
+                module.float()
 
 
 def head_name(model) -> str:
@@ -289,7 +322,9 @@ class MultiRewardModel(nn.Module):
         config = LoraConfig(task_type=TaskType.SEQ_CLS, r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
                             target_modules=lora.target_modules, modules_to_save=save,
                             layers_to_transform=lora.layers)
-        return cls(get_peft_model(base, config), tokenizer, system, prompt_template, max_length, backbone)
+        model = get_peft_model(base, config)
+        trainable_in_float32(model)
+        return cls(model, tokenizer, system, prompt_template, max_length, backbone)
 
     @classmethod
     def from_export(cls, folder: str | Path, base_model: str | None = None, dtype: str | None = None) -> "MultiRewardModel":
@@ -316,7 +351,10 @@ class MultiRewardModel(nn.Module):
         else:
             base = _base_model(base_model or cfg["base_model"], system, dtype)
             fit_embeddings(base, tokenizer)
-            model = require("peft").PeftModel.from_pretrained(base, str(folder / ADAPTER_DIR))
+            peft = require("peft")
+            adapter = str(folder / ADAPTER_DIR)
+            modules_to_save_in_float32(base, peft.PeftConfig.from_pretrained(adapter).modules_to_save or [])
+            model = peft.PeftModel.from_pretrained(base, adapter)
         return cls(model, tokenizer, system, cfg["prompt_template"], cfg["max_length"], cfg["base_model"]).eval()
 
     def save(self, folder: str | Path) -> None:

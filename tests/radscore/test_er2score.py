@@ -129,6 +129,39 @@ def test_a_decoder_gets_a_real_pad_token_and_pools_the_last_real_token(tiny_deco
             torch.testing.assert_close(model(**model.pad(ids)), alone, rtol=0, atol=1e-5)
 
 
+def test_a_16_bit_backbone_trains_its_head_in_float32_and_the_export_loads_it_unrounded(tiny_decoder, tmp_path):
+    """``dtype: bfloat16`` (the paper profile): LoRA and the reward head are trained in float32 while
+    the backbone stays in bf16. A bf16 head would lose AdamW's small updates (below half a unit in the
+    last place of its weights, 2^-9 of them), and an export reloaded in bf16 would round the head."""
+    model = MultiRewardModel.build(tiny_decoder, RADCLIQ, "{reference} {candidate}", 32,
+                                   LoraSettings(r=2, target_modules=["q_proj", "v_proj"]), dtype="bfloat16")
+    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all(p.dtype == torch.float32 for p in trainable.values()), \
+        {n: p.dtype for n, p in trainable.items()}
+    assert model.base.get_input_embeddings().weight.dtype == torch.bfloat16  # frozen: as loaded
+    head = model.base.score.modules_to_save["default"].weight
+    before = head.detach().clone()
+    ids, _ = model.encode(["small left effusion", "no effusion"], ["large right effusion", "no"])
+    opt = torch.optim.AdamW(trainable.values(), lr=1e-5, weight_decay=0.0)
+    model.train()
+    rewards = model(**model.pad(ids))
+    assert rewards.dtype == torch.float32
+    rewards.sum().backward()
+    opt.step()  # Adam's first update moves every weight by lr (1e-5): bf16 rounds it away at |w| > 2.6e-3
+    assert (head.detach() != before).float().mean() > 0.9
+
+    model.eval()
+    with torch.no_grad():
+        trained = model(**model.pad(ids))
+    model.save(tmp_path / "export")
+    write_manifest(tmp_path / "export", "reward")
+    loaded = MultiRewardModel.from_export(tmp_path / "export", base_model=tiny_decoder, dtype="bfloat16")
+    loaded_head = loaded.base.score.modules_to_save["default"].weight
+    assert loaded_head.dtype == torch.float32 and torch.equal(loaded_head, head.detach())
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(**loaded.pad(ids)), trained, rtol=0, atol=0)
+
+
 def test_existing_pad_tokens_are_kept(tiny_backbone):
     tok = load_tokenizer(tiny_backbone)
     assert ensure_pad_token(tok) == "existing" and tok.pad_token == "[PAD]"

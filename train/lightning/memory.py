@@ -77,7 +77,9 @@ reward configs) saves fp32 norm inputs only on CUDA:
 - ``embeddings`` / ``head``: the embedding LayerNorm and dropout (BERT, MPNet, DeBERTa), the int64 ids
   of the lookups (MPNet: also its per-row position ids and the ``s×s`` bucket ids of its relative
   bias), RoPE's cos and sin (decoders: ``2·r·s`` × the rotated width, one pair for all layers), the
-  task head's input and the final norm (decoders), the loss's log-softmax over the labels;
+  task head's input and the final norm (decoders: the reward head's input at the head's dtype, a
+  float32 copy under LoRA, ``radscore.reward_model.trainable_in_float32``), the loss's log-softmax
+  over the labels;
 - ``span_head``: the PURE span classifier (``SpanHead``; the span NER configs) over every span of up to
   ``max_width`` words, at the worst case of one word per piece (``s - 2`` words, ``W·n - W(W-1)/2``
   spans a row; real rows hold fewer): per span the start/end/width ids, the first linear's 16-bit
@@ -107,8 +109,9 @@ optimisation (``training_step``, ``zero_grad``, ``backward``, ``optimizer.step``
 
 - ``forward``: the model state, the autocast weight copies, the **last step's gradients** (Lightning
   zeroes them after ``training_step``, not before it), every activation the forward pass keeps (all
-  activation terms but ``checkpoint_recompute``) and, with checkpointing, ``forward_transient``: one
-  layer's un-saved MLP temporaries (``mlp_transient_bytes``);
+  activation terms but ``checkpoint_recompute``) and, with checkpointing, the worst of two moments:
+  the top layer's un-saved MLP temporaries (``forward_transient``, ``mlp_transient_bytes``) while the
+  head's tensors are not yet made, and the end of the pass;
 - ``backward``: the old gradients zeroed, the worst of three moments. The top layer's: the state and
   weight copies, the forward's activations less the head's (released by the head's backward), the
   recomputed layer (``checkpoint_recompute``) and ``backward_transient``, the gradients alive at that
@@ -370,11 +373,14 @@ def mlp_transient_bytes(arch: Architecture, b: int, s: int, e: int, r: int, auto
     gradients of both factors — at the product's dtype ``p`` (fp32 for Phi under CUDA autocast,
     whose ``pow`` makes the chain fp32; else ``e``); for GELU (BERT, MPNet, DeBERTa) two, the
     activation's input and output (their gradients backward). Phi's forward holds four: Python
-    evaluates ``0.5 * x`` first, so it lives beside ``x`` and the chain up to the product."""
+    evaluates ``0.5 * x`` first, so it lives beside ``x`` and the chain up to the product. The
+    forward also holds what the MLP's output is added to: a Llama-style layer's residual after
+    the attention (``r·sbh``), Phi's attention output (``e·sbh``; its residual is the layer input)."""
     sbf, sbh = s * b * arch.f, s * b * arch.hidden
     if arch.family in GATED or arch.family == "phi":
         p = 4 if (arch.family == "phi" and autocast and device == "cuda") else e
-        return int(r * sbh + (4 if arch.family == "phi" and forward else 3) * p * sbf)
+        added = (e if arch.family == "phi" else r) * sbh if forward else 0
+        return int(r * sbh + added + (4 if arch.family == "phi" and forward else 3) * p * sbf)
     return int(r * sbh + 2 * e * sbf)
 
 
@@ -451,10 +457,15 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     rotary = 2 * r * s * int(arch.d * arch.rotary_fraction) if decoder else 0
     embeddings += rotary
     rows = b * s if arch.head == "token" else b
+    # decoders are the reward model: its head runs outside autocast in its trained weights' dtype
+    # (radscore.reward_model.head_outside_autocast; float32 under LoRA, trainable_in_float32) on
+    # every position, so it keeps its input at that dtype (a float32 copy of a 16-bit backbone's output)
+    reward_head_b = 4 if frozen else weight_b
     if arch.family in GATED:  # final RMSNorm (fp32 input, rstd, normalised), the score head's input
-        head = 4 * sbh + 4 * b * s + (0 if frozen else (4 if arch.family == "gemma" else r) * sbh) + e * sbh
+        head = 4 * sbh + 4 * b * s + (0 if frozen else (4 if arch.family == "gemma" else r) * sbh) \
+            + reward_head_b * sbh
     elif arch.family == "phi":  # final LayerNorm (input, mean, rstd), the score head's input
-        head = ln_in * sbh + 8 * b * s + e * sbh
+        head = ln_in * sbh + 8 * b * s + reward_head_b * sbh
     elif arch.head == "span":  # an AutoModel encoder: the span classifier is the head (span_head)
         head = 0
     else:  # dropout mask + classifier input (token head) / pooler (sequence head: one position)
@@ -504,8 +515,11 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     state = t["weights"] + t["master_weights"] + t["optimizer"]
     saved = t["activations"] - t["checkpoint_recompute"]  # what the forward pass leaves for the backward
     phases = {
-        # Lightning zeroes the gradients after training_step: the last step's are held through the forward
-        "forward": state + t["autocast_weight_copies"] + t["gradients"] + saved + t["forward_transient"],
+        # Lightning zeroes the gradients after training_step: the last step's are held
+        # through the forward pass; with checkpointing, the worst of two moments: the top layer's MLP
+        # temporaries (before the head has made its tensors) and the end (everything saved)
+        "forward": state + t["autocast_weight_copies"] + t["gradients"] + max(
+            saved - t["head"] - t["span_head"] - t["logits"] + t["forward_transient"], saved),
         # the old gradients zeroed. The worst of three moments: the span classifier's backward (every
         # activation still held), the top layer's (the head's tensors released, that layer recomputed
         # with checkpointing, and its gradients' worst moment) and the end (every gradient made, the

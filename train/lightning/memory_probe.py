@@ -153,7 +153,7 @@ def build(facts: dict, layers: int, width: dict):
             return model(input_ids=ids, attention_mask=mask).logits.float().pow(2).mean()
         rows = 1
     else:
-        from radscore.reward_model import MultiRewardModel, disable_dropout, head_name
+        from radscore.reward_model import MultiRewardModel, disable_dropout, head_name, trainable_in_float32
         from radscore.systems import load_system
 
         system = load_system(facts["system"])
@@ -169,6 +169,7 @@ def build(facts: dict, layers: int, width: dict):
                                    lora_dropout=facts["lora_dropout"], target_modules=facts["lora_targets"] or None,
                                    modules_to_save=[head_name(base)])
             inner = peft.get_peft_model(base, lora)
+            trainable_in_float32(inner)  # as MultiRewardModel.build: the head trains in float32
         else:
             inner = base
         kwargs = {"prompt_template": facts["prompt_template"]} if facts["prompt_template"] else {}
