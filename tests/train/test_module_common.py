@@ -57,3 +57,38 @@ def test_no_fused_kernel_where_mixed_precision_clips_gradients():
     module.trainer = SimpleNamespace(estimated_stepping_batches=10, gradient_clip_val=1.0, precision_plugin=mixed)
     opt = adamw_linear_warmup(module, list(body.parameters()), list(head.parameters()))["optimizer"]
     assert not opt.defaults["fused"]
+
+
+def test_fitting_warns_for_16_bit_trainable_weights_unless_the_precision_is_pure_16_bit(tmp_path):
+    import warnings
+
+    import pytest
+    import pytorch_lightning as pl
+
+    from train.lightning.module import ParameterCounts
+
+    class Tiny(ParameterCounts, pl.LightningModule):
+        def __init__(self, dtype):
+            super().__init__()
+            self.body = torch.nn.Linear(4, 1).to(dtype)
+
+        def training_step(self, batch, batch_idx):
+            return self.body(batch[0].to(self.body.weight.dtype)).float().pow(2).mean()
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+    data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(4, 4)), batch_size=2)
+
+    def fit(dtype, precision):
+        trainer = pl.Trainer(max_steps=1, accelerator="cpu", precision=precision, logger=False,
+                             enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                             default_root_dir=tmp_path)
+        trainer.fit(Tiny(dtype), data)
+
+    with pytest.warns(UserWarning, match=r"5 of the 5 trainable parameters are 16-bit under precision 'bf16-mixed'"):
+        fit(torch.bfloat16, "bf16-mixed")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*trainable parameters are 16-bit.*")
+        fit(torch.bfloat16, "bf16-true")  # chosen on purpose
+        fit(torch.float32, "bf16-mixed")  # float32 weights, bf16 compute

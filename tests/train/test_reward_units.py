@@ -207,8 +207,6 @@ def test_full_fine_tuning_trains_the_whole_backbone_with_the_head_at_its_own_rat
                                    model.eval()(batch["input_ids"], batch["attention_mask"]), rtol=0, atol=0)
     with pytest.raises(ValueError, match="finetune"):
         ER2RewardModel(backbone=tiny_backbone, finetune="partial")
-    with pytest.warns(UserWarning, match="no float32 copy"):  # pure bf16 training is said, not hidden
-        ER2RewardModel(backbone=tiny_backbone, prompt_template=TEMPLATE, finetune="full", dtype="bfloat16")
 
 
 def test_the_module_loss_is_specs_sum_by_default_and_mean_on_request(tiny_backbone):

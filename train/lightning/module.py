@@ -26,16 +26,32 @@ class EvalStages:
         self._eval_end("test")
 
 
+HALF_DTYPES = (torch.bfloat16, torch.float16)
+PURE_HALF_PRECISIONS = ("bf16-true", "16-true")  # Lightning's precisions that train 16-bit weights on purpose
+
+
 class ParameterCounts:
     """Logs the module's parameter counts (``params/total``, ``params/trainable``) as hyper-parameters
-    to every logger when fitting starts. A module that adds its own ``on_fit_start`` calls
-    ``super().on_fit_start()``."""
+    to every logger when fitting starts, and warns when trainable parameters are 16-bit under a
+    precision that is not pure 16-bit: AdamW then updates them with no float32 copy and rounds away
+    every update below half a unit in their last place (a backbone loaded with a 16-bit ``dtype``
+    and trained in full; LoRA's trained parameters are float32, ``radscore.reward_model.trainable_in_float32``).
+    A module that adds its own ``on_fit_start`` calls ``super().on_fit_start()``."""
 
     def on_fit_start(self) -> None:
+        from pytorch_lightning.utilities import rank_zero_warn
+
         total = sum(p.numel() for p in self.parameters())
         trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
         for logger in self.loggers:
             logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
+        half = sum(p.numel() for p in self.parameters() if p.requires_grad and p.dtype in HALF_DTYPES)
+        precision = str(getattr(self.trainer, "precision", ""))
+        if half and precision not in PURE_HALF_PRECISIONS:
+            rank_zero_warn(f"{half:,} of the {trainable:,} trainable parameters are 16-bit under precision "
+                           f"{precision!r}: AdamW updates them with no float32 copy and rounds away updates "
+                           "below half a unit in their last place (2^-9 of a bfloat16 weight); load the "
+                           "model in float32 (dtype: null), or choose bf16-true to train in 16 bits on purpose")
 
 
 FUSED_DEVICES = ("cpu", "cuda")

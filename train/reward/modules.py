@@ -52,7 +52,8 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
         dtype: dtype the backbone is loaded in (e.g. ``bfloat16`` for 7-8B models); None = float32.
             Under LoRA what is trained (adapters, head, ``modules_to_save``) is float32 whatever
             ``dtype`` says (``radscore.reward_model.trainable_in_float32``); with ``finetune: full``
-            a 16-bit ``dtype`` trains the 16-bit weights themselves (a warning says so).
+            a 16-bit ``dtype`` trains the 16-bit weights themselves (fitting warns:
+            ``train.lightning.module.ParameterCounts``).
         gradient_checkpointing: trade compute for memory on large backbones.
         backbone_dropout: keep the backbone's dropout; off by default (our choice, as TRL's reward
             trainer): independent masks on a pair's two prompts swamp the small true differences.
@@ -94,11 +95,6 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
         if gradient_checkpointing:
             enable_activation_checkpointing(self.reward.model)
             self.reward.model.enable_input_require_grads()
-        if finetune == "full" and dtype in ("bfloat16", "float16"):
-            rank_zero_warn(f"finetune='full' with dtype={dtype!r}: AdamW updates {dtype} weights, with no float32 "
-                           "copy, and rounds away updates smaller than half a unit in the last place (2^-9 "
-                           "of a bfloat16 weight); dtype: null keeps float32 weights (bf16-mixed still "
-                           "computes in bf16)")
         self.reward.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
         self.system = resolved
         self._eval: dict[str, dict] = {}
