@@ -7,6 +7,8 @@ import random
 
 import torch
 
+from radscore.reward_model import HALF_DTYPES
+
 
 class EvalStages:
     """Routes ``validation_step``/``test_step`` to ``self._eval_step(stage, batch)`` and the epoch
@@ -26,7 +28,6 @@ class EvalStages:
         self._eval_end("test")
 
 
-HALF_DTYPES = (torch.bfloat16, torch.float16)
 PURE_HALF_PRECISIONS = ("bf16-true", "16-true")  # Lightning's precisions that train 16-bit weights on purpose
 
 
