@@ -235,9 +235,9 @@ def trainable_in_float32(model: nn.Module) -> int:
     """Keep what LoRA training updates in float32 when the backbone is loaded in 16 bits (``dtype:
     bfloat16``): peft already makes its adapters float32, but the ``modules_to_save`` copies (the
     reward head) keep the backbone's dtype, and AdamW would then update the head in bfloat16, which
-    rounds away any change smaller than half a unit in the last place (2^-9 of the weight, about
-    6e-5 for a weight of 0.016, the size of a Llama head's initial weights): the warm-up's and the
-    schedule's last updates vanish. Frozen weights stay as loaded (``peft.cast_mixed_precision_params``
+    rounds away any change smaller than half a unit in the last place (2^-9 of the weight: at a
+    learning rate of 1e-4 no weight above 0.031 moves, and fewer through the warm-up and the end of
+    the decay; docs/er2score.md). Frozen weights stay as loaded (``peft.cast_mixed_precision_params``
     would also cast them, to one dtype). Returns the number of parameters cast."""
     cast = 0
     for p in model.parameters():

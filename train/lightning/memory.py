@@ -457,15 +457,17 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     rotary = 2 * r * s * int(arch.d * arch.rotary_fraction) if decoder else 0
     embeddings += rotary
     rows = b * s if arch.head == "token" else b
+    # what LoRA trains is float32 whatever the base dtype (peft's adapters; the head and
+    # modules_to_save: radscore.reward_model.trainable_in_float32)
+    trainable_b = 4 if frozen else weight_b
     # decoders are the reward model: its head runs outside autocast in its trained weights' dtype
-    # (radscore.reward_model.head_outside_autocast; float32 under LoRA, trainable_in_float32) on
-    # every position, so it keeps its input at that dtype (a float32 copy of a 16-bit backbone's output)
-    reward_head_b = 4 if frozen else weight_b
+    # (radscore.reward_model.head_outside_autocast) on every position, so it keeps its input at that
+    # dtype (a float32 copy of a 16-bit backbone's output under LoRA)
     if arch.family in GATED:  # final RMSNorm (fp32 input, rstd, normalised), the score head's input
         head = 4 * sbh + 4 * b * s + (0 if frozen else (4 if arch.family == "gemma" else r) * sbh) \
-            + reward_head_b * sbh
+            + trainable_b * sbh
     elif arch.family == "phi":  # final LayerNorm (input, mean, rstd), the score head's input
-        head = ln_in * sbh + 8 * b * s + reward_head_b * sbh
+        head = ln_in * sbh + 8 * b * s + trainable_b * sbh
     elif arch.head == "span":  # an AutoModel encoder: the span classifier is the head (span_head)
         head = 0
     else:  # dropout mask + classifier input (token head) / pooler (sequence head: one position)
@@ -477,8 +479,6 @@ def estimate_training_memory(params_total: int, params_trainable: int, arch: Arc
     span_head = span_head_bytes(arch, b, s, e, 1 if device == "cuda" else e) if arch.span is not None else 0
     logits = b * s * arch.vocab * (e + 4) if arch.lm_head else 0  # logits + fp32 log-softmax
     per_layer = sum(layer.values())
-    # peft keeps LoRA adapters in fp32 whatever the base dtype (autocast_adapter_dtype=True)
-    trainable_b = 4 if frozen else weight_b
     parts = {"weights": (params_total - params_trainable) * weight_b + params_trainable * trainable_b if frozen
              else params_total * weight_b,
              "autocast_weight_copies": 2 * (params_trainable if frozen else linear_params(arch)) if mixed else 0,
