@@ -426,7 +426,8 @@ def test_memory_probe_runs_end_to_end_and_writes_json(tmp_path, capsys):
     out = tmp_path / "probe.json"
     assert main(["memory-probe", "--config", "configs/ner/iob_deberta_v3.yaml", "--layers", "2", "--batch-size", "2",
                  "--max-length", "32", "--hidden", "64", "--heads", "4", "--intermediate", "128", "--vocab", "100",
-                 "--position-buckets", "16", "--device", "cpu", "--steps", "2", "--out", str(out)]) == 0
+                 "--position-buckets", "16", "--device", "cpu", "--warmup-steps", "2", "--steps", "2", "--max-steps", "3",
+                 "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "activations saved" in text and "relative_positions" in text and "tokens/s" in text
     r = json.loads(out.read_text())
@@ -438,6 +439,12 @@ def test_memory_probe_runs_end_to_end_and_writes_json(tmp_path, capsys):
     assert 0.85 <= r["ratio"]["peak_allocated"] <= 1.15, r["ratio"]
     assert set(r["phases"]) == {"forward", "backward", "optimizer_step"}
     assert "peak allocated" in text and "phase backward" in text
+    # the step times: 2 warm-up, then 2 or 3 timed (3 is the cap; the window of 5 is never reached)
+    assert r["warmup_steps"] == 2 and len(r["warmup_step_times_s"]) == 2
+    assert len(r["step_times_s"]) == r["timed_steps"] == 3 and r["steps"] == 5 and r["stable"] is False
+    assert r["stability"]["stopped"] == "max_steps" and r["stability"]["window"] == 5
+    assert r["step_s"] == pytest.approx(sorted(r["step_times_s"])[1])  # the median of the last (up to) 5
+    assert "NOT stable, stopped at max_steps" in text
 
 
 def test_the_probe_makes_the_model_on_the_probed_device():
@@ -449,7 +456,8 @@ def test_the_probe_makes_the_model_on_the_probed_device():
     width = {"hidden": 64, "heads": 4, "intermediate": 128, "vocab": 100}
     torch.set_default_device("meta")
     try:
-        r = probe("configs/bleurt/paper.yaml", steps=1, batch_size=1, max_length=16, layers=1, device="cpu",
+        r = probe("configs/bleurt/paper.yaml", steps=1, max_steps=1, warmup_steps=1, batch_size=1,
+                  max_length=16, layers=1, device="cpu",
                   width=width)
     finally:
         torch.set_default_device(None)
@@ -502,11 +510,13 @@ def test_each_phase_of_a_probed_step_matches_its_estimate(case):
     from train.lightning.memory_probe import probe
 
     if case.startswith("full"):
-        r = probe("configs/bleurt/paper.yaml", steps=2, batch_size=2, max_length=64, layers=2, device="cpu",
+        r = probe("configs/bleurt/paper.yaml", steps=1, max_steps=1, warmup_steps=1, batch_size=2,
+                  max_length=64, layers=2, device="cpu",
                   width={"hidden": 64, "heads": 4, "intermediate": 256, "vocab": 30000})
         term, phase = "gradients", "forward"
     else:
-        r = probe("configs/reward/paper_llama3.yaml", steps=2, batch_size=1, max_length=128, layers=2, device="cpu",
+        r = probe("configs/reward/paper_llama3.yaml", steps=1, max_steps=1, warmup_steps=1, batch_size=1,
+                  max_length=128, layers=2, device="cpu",
                   width={"hidden": 64, "heads": 4, "kv_heads": 2, "intermediate": 1024, "vocab": 100})
         term, phase = "backward_transient", "backward"
     for name, v in r["phases"].items():
@@ -519,7 +529,8 @@ def test_each_phase_of_a_probed_step_matches_its_estimate(case):
 def test_memory_probe_builds_the_lora_reward_model_with_checkpointing(tmp_path):
     from train.lightning.memory_probe import probe
 
-    r = probe("configs/reward/paper_llama3.yaml", steps=1, batch_size=1, max_length=32, layers=1, device="cpu",
+    r = probe("configs/reward/paper_llama3.yaml", steps=1, max_steps=1, warmup_steps=1, batch_size=1,
+              max_length=32, layers=1, device="cpu",
               width={"hidden": 64, "heads": 4, "kv_heads": 2, "intermediate": 128, "vocab": 100})
     assert r["lora_r"] == 16 and r["gradient_checkpointing"] and r["rows"] == 2
     assert r["params_trainable"] < r["params_total"] / 2
@@ -531,7 +542,8 @@ def test_memory_probe_builds_the_span_model_of_a_span_config(tmp_path):
     every span), not as a token classifier; MPNet (BioLORD) with its eager attention."""
     from train.lightning.memory_probe import probe
 
-    r = probe("configs/ner/span_biolord.yaml", steps=1, batch_size=2, max_length=32, layers=1, device="cpu",
+    r = probe("configs/ner/span_biolord.yaml", steps=1, max_steps=1, warmup_steps=1, batch_size=2,
+              max_length=32, layers=1, device="cpu",
               width={"hidden": 64, "heads": 4, "intermediate": 128, "vocab": 100})
     assert r["estimate"]["span_head"] > r["estimate"]["attention_block"] > 0 and r["estimate"]["head"] == 0
     assert r["assumptions"]["family"] == "mpnet" and r["estimate"]["attention_scores"] > 0
@@ -557,3 +569,63 @@ def test_activation_checkpointing_is_switched_on_without_a_deprecation_warning()
         warnings.simplefilter("error", FutureWarning)  # transformers >= 5.2x warns at the old name
         enable_activation_checkpointing(model)
     assert [m for m in model.modules() if getattr(m, "gradient_checkpointing", False)]
+
+
+# --- the probe's step timing ------------------------------------------------------------------------
+def fake_clock(step_times):
+    """A clock that advances by the next of ``step_times`` at each step (read twice a step)."""
+    now, pending = [0.0], list(step_times)
+
+    def clock():
+        return now[0]
+
+    def step():
+        now[0] += pending.pop(0)
+    return clock, step
+
+
+def test_timing_stops_when_the_last_five_step_times_agree_within_five_percent():
+    from train.lightning.memory_probe import time_steps
+
+    # slow first steps, then 1.00-1.04 s: stable once the last five are all in that band
+    clock, step = fake_clock([3.0, 2.0, 1.0, 1.04, 1.02, 1.01, 1.03, 1.0, 9.9])
+    out = time_steps(step, min_steps=2, max_steps=30, time_budget_s=None, clock=clock)
+    assert out["stable"] and out["stopped"] == "stable"
+    assert out["times"] == pytest.approx([3.0, 2.0, 1.0, 1.04, 1.02, 1.01, 1.03])
+    # 6% apart is not stable: the cap stops it
+    clock, step = fake_clock([1.0, 1.06] * 10)
+    out = time_steps(step, min_steps=2, max_steps=12, time_budget_s=None, clock=clock)
+    assert (out["stable"], out["stopped"], len(out["times"])) == (False, "max_steps", 12)
+    # the time budget stops it too, never before the minimum of steps
+    clock, step = fake_clock([10.0, 20.0] * 10)
+    out = time_steps(step, min_steps=3, max_steps=30, time_budget_s=25, clock=clock)
+    assert (out["stable"], out["stopped"], len(out["times"])) == (False, "time_budget", 3)
+    # at least min_steps, even when the first five already agree
+    clock, step = fake_clock([1.0] * 10)
+    assert len(time_steps(step, min_steps=7, max_steps=30, clock=clock)["times"]) == 7
+
+
+def test_the_probe_refuses_step_counts_that_make_no_sense():
+    from train.lightning.memory_probe import probe, time_steps
+
+    with pytest.raises(SystemExit, match="--warmup-steps must be >= 1"):
+        probe("configs/bleurt/paper.yaml", warmup_steps=0, device="cpu")
+    with pytest.raises(SystemExit, match=r"--steps \(6\) <= --max-steps \(5\)"):
+        probe("configs/bleurt/paper.yaml", steps=6, max_steps=5, device="cpu")
+    with pytest.raises(ValueError, match="window"):
+        time_steps(lambda: None, window=1)
+
+
+def test_more_timed_steps_leave_the_memory_figures_as_they_are():
+    """Each phase's peak is taken in one more step after the timed ones, all with the same shapes:
+    timing 6 steps instead of 1 moves no memory figure."""
+    from train.lightning.memory_probe import probe
+
+    width = {"hidden": 64, "heads": 4, "intermediate": 256, "vocab": 3000}
+    one, many = (probe("configs/bleurt/paper.yaml", steps=k, max_steps=k, warmup_steps=1, batch_size=2,
+                       max_length=32, layers=2, device="cpu", width=width) for k in (1, 6))
+    assert (one["timed_steps"], many["timed_steps"]) == (1, 6)
+    for key in ("weights", "gradients", "optimizer", "activations_saved", "peak_allocated"):
+        assert many["measured"][key] == pytest.approx(one["measured"][key], rel=0.01), key
+    for phase, v in one["phases"].items():
+        assert many["phases"][phase]["peak"] == pytest.approx(v["peak"], rel=0.01), phase

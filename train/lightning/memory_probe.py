@@ -23,6 +23,16 @@ parameters excluded; with gradient checkpointing, every tensor the checkpointed 
 (hidden states, RoPE's cos and sin, masks), which the non-reentrant checkpoint keeps outside autograd's
 saved tensors), and the parameter, gradient and optimizer-state bytes counted from the tensors.
 ``--layers K`` builds K layers: the per-layer terms scale linearly with the layer count.
+
+Step time: ``--warmup-steps`` untimed steps first (the first of them also counts what autograd
+saves), then timed steps until the time is stable (:func:`time_steps`): at least ``--steps`` of
+them, and stable when the last ``WINDOW`` (5) step times' spread, (max - min) / median, is at most
+``TOLERANCE`` (5%); timing also stops, unstable, at ``--max-steps`` timed steps or once the timed
+steps have taken ``--time-budget-s``. The step time reported is the median of the last ``WINDOW``
+timed steps; the JSON keeps every step time (``warmup_step_times_s``, ``step_times_s``), ``stable``
+and the rule (``stability``). Every step has the same shapes, so more steps do not move the memory
+figures: CUDA's peak is the maximum over all of them, and each phase's peak is taken in one more,
+separate step.
 """
 
 from __future__ import annotations
@@ -337,6 +347,55 @@ def saved_for_backward(model: torch.nn.Module, run):
     return out, sum(kept.values()), sum(copies.values())
 
 
+WINDOW = 5  # step times the stability rule looks at
+TOLERANCE = 0.05  # their largest (max - min) / median that counts as stable
+
+
+def median(xs: list[float]) -> float:
+    ordered = sorted(xs)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def spread(times: list[float]) -> float:
+    """(max - min) / median of step times."""
+    return (max(times) - min(times)) / median(times)
+
+
+def check_steps(min_steps: int, max_steps: int, warmup_steps: int = 1) -> None:
+    """The step counts must make sense: a clear error naming the flag, before anything is built."""
+    if warmup_steps < 1:
+        raise SystemExit(f"memory-probe: --warmup-steps must be >= 1 (the first step counts what autograd saves "
+                         f"and is never timed), got {warmup_steps}")
+    if not 1 <= min_steps <= max_steps:
+        raise SystemExit(f"memory-probe: need 1 <= --steps ({min_steps}) <= --max-steps ({max_steps})")
+
+
+def time_steps(step, min_steps: int = WINDOW, max_steps: int = 30, time_budget_s: float | None = 300.0,
+               window: int = WINDOW, tolerance: float = TOLERANCE, clock=time.perf_counter) -> dict:
+    """Run ``step()`` and time it until the time is stable: returns ``{"times", "stable", "stopped"}``.
+    After at least ``min_steps`` steps, stop as soon as the last ``window`` times have a spread
+    ((max - min) / median) of at most ``tolerance`` (``stopped: "stable"``); else stop at ``max_steps``
+    steps or once the timed steps together took ``time_budget_s`` (``None``: no budget), unstable."""
+    check_steps(min_steps, max_steps)
+    if window < 2 or tolerance <= 0:
+        raise ValueError(f"memory-probe: the stability window ({window}) must be >= 2 and the tolerance "
+                         f"({tolerance}) > 0")
+    times: list[float] = []
+    while True:
+        t0 = clock()
+        step()
+        times.append(clock() - t0)
+        if len(times) < min_steps:
+            continue
+        if len(times) >= window and spread(times[-window:]) <= tolerance:
+            return {"times": times, "stable": True, "stopped": "stable"}
+        if len(times) >= max_steps:
+            return {"times": times, "stable": False, "stopped": "max_steps"}
+        if time_budget_s is not None and sum(times) >= time_budget_s:
+            return {"times": times, "stable": False, "stopped": "time_budget"}
+
+
 def device_name(dev: torch.device) -> str:
     """The GPU's name (``torch.cuda.get_device_name``), or the CPU's model and core count."""
     if dev.type == "cuda":
@@ -348,8 +407,12 @@ def device_name(dev: torch.device) -> str:
     return f"{cpu_name()} ({os.cpu_count()} cores)"
 
 
-def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length: int | None = None,
-          layers: int | None = None, device: str | None = None, width: dict | None = None) -> dict:
+def probe(config: str, steps: int = WINDOW, batch_size: int | None = None, max_length: int | None = None,
+          layers: int | None = None, device: str | None = None, width: dict | None = None, warmup_steps: int = 3,
+          max_steps: int = 30, time_budget_s: float | None = 300.0) -> dict:
+    """Probe ``config``: ``warmup_steps`` untimed steps, then at least ``steps`` timed ones until the
+    step time is stable (:func:`time_steps`), then the per-phase step."""
+    check_steps(steps, max_steps, warmup_steps)
     facts = config_facts(config)
     real = facts["real"]
     layers = layers or real.layers
@@ -371,7 +434,7 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     mask = torch.ones_like(ids)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
-    times, kept = [], {"saved": 0, "copies": 0}
+    warmup_times, kept = [], {"saved": 0, "copies": 0}
 
     def model_loss():
         with torch.autocast(dev.type, dtype=amp, enabled=mixed):
@@ -381,13 +444,19 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
         loss, kept["saved"], kept["copies"] = saved_for_backward(model, model_loss)
         return loss
 
-    for step in range(steps):
-        t0 = time.perf_counter()
-        for _, fn in lightning_step(first_loss if step == 0 else model_loss, opt):
+    def one_step(loss=model_loss):
+        for _, fn in lightning_step(loss, opt):
             fn()
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
-        times.append(time.perf_counter() - t0)
+
+    for step in range(warmup_steps):  # untimed (their times kept): the first counts what autograd saves
+        t0 = time.perf_counter()
+        one_step(first_loss if step == 0 else model_loss)
+        warmup_times.append(time.perf_counter() - t0)
+    timing = time_steps(one_step, steps, max_steps, time_budget_s)
+    times = timing["times"]
+    steps_run = warmup_steps + len(times)
     saved, copies = kept["saved"], kept["copies"]
     nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)
     measured = {"weights": nbytes(model.parameters()),
@@ -398,10 +467,11 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     phases = {}
     if dev.type == "cuda":
         measured["peak_allocated"] = torch.cuda.max_memory_allocated(dev)  # over every step
-        if steps >= 2:  # one more step, its peak per phase
-            phases = cuda_phase_peaks(lightning_step(model_loss, opt), dev)
-            phases.pop("zero_grad")
-    elif steps >= 2:  # one more, untimed step under the profiler's allocation tracking
+        measured["peak_reserved"] = torch.cuda.max_memory_reserved(dev)  # the caching allocator's, over every step
+        # one more step (at least one has run: the optimizer state exists), its peak per phase
+        phases = cuda_phase_peaks(lightning_step(model_loss, opt), dev)
+        phases.pop("zero_grad")
+    else:  # one more, untimed step under the profiler's allocation tracking
         # the last step's gradients are made again inside the profile (same shapes, zeros): the profiler
         # sees no free of a block allocated before it started, and zero_grad frees them
         opt.zero_grad(set_to_none=True)
@@ -435,7 +505,7 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
     for k, v in phases.items():
         v["estimate"] = est["phases"][k]
         v["ratio"] = v["peak"] / v["estimate"]
-    step_s = sum(times[1:]) / max(len(times) - 1, 1) if len(times) > 1 else times[0]
+    step_s = median(times[-WINDOW:])  # the step time: the median of the last WINDOW timed steps
     return {"config": str(config), "model": facts["hub_id"], "device": dev.type,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "device_name": device_name(dev), "torch": torch.__version__,
@@ -447,7 +517,13 @@ def probe(config: str, steps: int = 2, batch_size: int | None = None, max_length
             "estimate": eb, "estimate_gib": est["gib"], "estimate_peak_bytes": est_total, "estimate_peak_phase": est["peak_phase"],
             "assumptions": est["assumptions"],
             "activations_saved_estimate": act_est, "measured": measured, "ratio": ratio, "phases": phases,
-            "step_s": step_s, "tokens_per_s": n * s / step_s, "steps": steps,
+            "step_s": step_s, "tokens_per_s": n * s / step_s, "steps": steps_run,
+            "warmup_steps": warmup_steps, "timed_steps": len(times), "warmup_step_times_s": warmup_times,
+            "step_times_s": times, "stable": timing["stable"],
+            "stability": {"rule": f"(max - min) / median of the last {WINDOW} timed step times <= {TOLERANCE}",
+                          "window": WINDOW, "tolerance": TOLERANCE, "min_steps": steps, "max_steps": max_steps,
+                          "time_budget_s": time_budget_s, "stopped": timing["stopped"],
+                          "spread": spread(times[-WINDOW:]) if len(times) >= 2 else None},
             "note": (f"built with {layers} of {real.layers} layers: the per-layer activation terms scale "
                      "linearly with the layer count" if layers != real.layers else "all layers built")}
 
@@ -477,14 +553,23 @@ def render(r: dict) -> str:
     if "peak_allocated" in m:
         lines.append(f"{'peak allocated':<28}{mb(r['estimate_peak_bytes'])}{mb(m['peak_allocated']):>14}"
                      f"{r['ratio']['peak_allocated']:8.3f}  (estimated in the {r['estimate_peak_phase']} phase)")
-    lines.append(f"step {r['step_s']:.3f} s, {r['tokens_per_s']:.0f} tokens/s")
+    stab = r["stability"]
+    lines.append(f"step {r['step_s']:.3f} s, {r['tokens_per_s']:.0f} tokens/s (median of the last "
+                 f"{min(stab['window'], r['timed_steps'])} of {r['timed_steps']} timed steps after {r['warmup_steps']} "
+                 f"warm-up; {'stable' if r['stable'] else 'NOT stable, stopped at ' + stab['stopped']}: {stab['rule']})")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m train memory-probe", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", required=True)
-    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=WINDOW,
+                    help=f"time at least this many steps after the warm-up (default {WINDOW})")
+    ap.add_argument("--warmup-steps", type=int, default=3, help="untimed steps first (default 3; at least 1)")
+    ap.add_argument("--max-steps", type=int, default=30,
+                    help="stop timing here even if the step time is not stable (default 30)")
+    ap.add_argument("--time-budget-s", type=float, default=300.0,
+                    help="stop timing once the timed steps took this long, stable or not (default 300; 0: no budget)")
     ap.add_argument("--batch-size", type=int, default=None, help="examples (reward: pairs) per step")
     ap.add_argument("--max-length", type=int, default=None)
     ap.add_argument("--layers", type=int, default=None, help="build K layers (per-layer terms scale linearly)")
@@ -495,7 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="write the JSON here")
     a = ap.parse_args(argv)
     width = {k: getattr(a, k) for k in WIDTH_KEYS if getattr(a, k)}
-    r = probe(a.config, a.steps, a.batch_size, a.max_length, a.layers, a.device, width)
+    r = probe(a.config, a.steps, a.batch_size, a.max_length, a.layers, a.device, width, warmup_steps=a.warmup_steps,
+              max_steps=a.max_steps, time_budget_s=a.time_budget_s or None)
     r["width_overrides"] = width
     print(render(r))
     if a.out:
