@@ -14,6 +14,20 @@ measured tokens/s. It is an upper bound of the training steps alone: the probe f
 probe built with fewer layers than the model (``--layers K``) is scaled by the layer count (its
 embedding and head are counted as if they scaled too). The table names the device and date of each
 probe; a CPU probe's figure says what that CPU would take, not a GPU.
+
+Timing: a row is provisional unless its probe timed the step until it was stable (``stable`` in the
+JSON: ``memory-probe``'s rule, the last 5 step times within 5% of their median after its warm-up
+steps). Probes from before that rule (no ``step_times_s``; the H100 probes of 2026-11-27 have
+``steps: 2``) timed one step after one warm-up step: their rows say so and are provisional.
+
+Memory: the peak is the probe's ``max_memory_allocated`` when it built the config as written (every
+layer, the config's batch and length); for a reduced build (``--layers``, ``--batch-size``,
+``--max-length``) it is the memory model's estimate of the config as written
+(``train.rehearsal.standins.describe_config``) times the probe's measured-over-estimated peak. The
+GPU it fits is the smallest of ``GPU_SIZES_GB`` whose N × 10^9 bytes (a card sold as N GB holds at
+least that) hold the peak × (1 + ``FRAGMENTATION``) + ``CONTEXT_GIB``: the allocator's caching and
+fragmentation and the CUDA context, which ``max_memory_allocated`` does not count (an assumed
+margin, not a measured one).
 """
 
 from __future__ import annotations
@@ -39,6 +53,47 @@ PAPER_RUNS = {
 }
 
 
+GPU_SIZES_GB = (24, 40, 48, 80)  # common cards' memory as sold (N GB)
+FRAGMENTATION = 0.10  # assumed: the caching allocator's reserve over what is allocated
+CONTEXT_GIB = 0.5  # assumed: the CUDA context (train.lightning.memory's "~0.5 GiB")
+GIB = 2**30
+
+
+def timing(probe: dict) -> dict:
+    """Steps timed, warm-up steps and whether the step time is stable (older probes: not)."""
+    if "step_times_s" in probe:
+        return {"timed": int(probe["timed_steps"]), "warmup": int(probe["warmup_steps"]),
+                "stable": bool(probe["stable"])}
+    # before the stability rule: the first of ``steps`` steps was left out of the mean (one step alone was timed)
+    steps = int(probe.get("steps") or 1)
+    return {"timed": max(steps - 1, 1), "warmup": 1 if steps > 1 else 0, "stable": False}
+
+
+def smallest_gpu(peak_bytes: float) -> tuple[float, int | None]:
+    """(bytes needed with the margin, the smallest of GPU_SIZES_GB that holds them, or None)."""
+    need = peak_bytes * (1 + FRAGMENTATION) + CONTEXT_GIB * GIB
+    return need, next((g for g in GPU_SIZES_GB if need <= g * 10**9), None)
+
+
+def peak_memory(probe: dict, run: dict) -> dict:
+    """The peak the config as written holds: measured at full size, else estimated (see the module doc)."""
+    measured = (probe.get("measured") or {}).get("peak_allocated")
+    if measured is None:
+        return {"peak_bytes": None, "basis": "not measured", "need_bytes": None, "fits_gb": None}
+    full = (probe["layers"] == probe["real_layers"] and probe["batch_size"] == run["batch_size"]
+            and probe["max_length"] == run["max_length"])
+    if full:
+        peak, basis = measured, "measured"
+    else:
+        from train.rehearsal.standins import describe_config
+
+        est = describe_config(Path(probe["config"]))["memory"]
+        peak = est["phases"][est["peak_phase"]] * probe["ratio"]["peak_allocated"]
+        basis = "estimated"
+    need, fits = smallest_gpu(peak)
+    return {"peak_bytes": peak, "basis": basis, "need_bytes": need, "fits_gb": fits}
+
+
 def paper_run(config: str) -> dict:
     """Epochs, devices, batch and the paper's training rows of a config."""
     from train.lightning.configs import load_config
@@ -53,7 +108,9 @@ def paper_run(config: str) -> dict:
     devices = trainer.get("devices", 1)
     return {"rows": rows, "unit": unit, "source": source, "epochs": int(trainer.get("max_epochs") or 1),
             "devices": devices if isinstance(devices, int) else 1,
-            "batch_size": int((cfg.get("data") or {}).get("batch_size") or 1)}
+            "batch_size": int((cfg.get("data") or {}).get("batch_size") or 1),
+            "max_length": int(((cfg.get("model") or {}).get("init_args") or {}).get("max_length")
+                              or (cfg.get("data") or {}).get("max_length") or 512)}
 
 
 def predict(probe: dict) -> dict:
@@ -63,7 +120,9 @@ def predict(probe: dict) -> dict:
     tokens = run["rows"] * prompts * probe["max_length"] * run["epochs"]
     layer_scale = probe["real_layers"] / probe["layers"]
     hours = tokens / probe["tokens_per_s"] * layer_scale / 3600
-    return {"config": probe["config"], "model": probe["model"], "device": probe["device"],
+    t = timing(probe)
+    return {**{f"{k}_steps" if k != "stable" else k: v for k, v in t.items()}, "provisional": not t["stable"],
+            **peak_memory(probe, run), "config": probe["config"], "model": probe["model"], "device": probe["device"],
             "device_name": probe.get("device_name", "not recorded"), "date": probe["date"],
             "probe_batch": probe["batch_size"], "max_length": probe["max_length"], "layers_built": probe["layers"],
             "real_layers": probe["real_layers"], "tokens_per_s": probe["tokens_per_s"], "step_s": probe["step_s"],
@@ -72,13 +131,30 @@ def predict(probe: dict) -> dict:
             "hours": hours, "gpu_hours": hours * run["devices"]}
 
 
+def steps_text(r: dict) -> str:
+    plural = lambda n, word: f"{n} {word}{'s' if n != 1 else ''}"
+    return (f"{plural(r['timed_steps'], 'step')} after {r['warmup_steps']} warm-up"
+            + ("" if r["stable"] else ", provisional"))
+
+
+def memory_text(r: dict) -> str:
+    if r["peak_bytes"] is None:
+        return "not measured | —"
+    fits = f"{r['fits_gb']} GB" if r["fits_gb"] else f"none of {'/'.join(map(str, GPU_SIZES_GB))} GB"
+    peak = f"{r['peak_bytes'] / GIB:.2f}" if r["basis"] == "measured" else f"≈ {r['peak_bytes'] / GIB:.2f} (est.)"
+    return f"{peak} | {fits} ({r['need_bytes'] / GIB:.1f} GiB with margin)"
+
+
 def table(rows: list[dict]) -> str:
-    head = ("| config | measured on (date) | probe batch × length | layers built | tokens/s | paper run | "
-            "predicted hours (upper bound) | device-hours |\n|---|---|---|---:|---:|---|---:|---:|")
+    head = ("| config | measured on (date) | probe batch × length | layers built | steps timed | step s | tokens/s "
+            "| paper run | predicted hours (upper bound) | GPU-hours | peak GiB | smallest GPU |\n"
+            "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---|")
     body = [f"| `{Path(r['config']).parent.name}/{Path(r['config']).stem}` | {r['device_name']} ({r['date'][:10]}) "
             f"| {r['probe_batch']} × {r['max_length']:,} | {r['layers_built']} of {r['real_layers']} "
-            f"| {r['tokens_per_s']:,.0f} | {r['train_rows']:,} {r['unit']} × {r['epochs']} epoch{'s' if r['epochs'] != 1 else ''} "
-            f"| {r['hours']:,.1f} | {r['gpu_hours']:,.1f} |" for r in rows]
+            f"| {steps_text(r)} | {r['step_s']:.2f} | {r['tokens_per_s']:,.0f} "
+            f"| {r['train_rows']:,} {r['unit']} × {r['epochs']} epoch{'s' if r['epochs'] != 1 else ''} "
+            f"| {r['hours']:,.2f}{' (provisional)' if r['provisional'] else ''} | {r['gpu_hours']:,.2f} "
+            f"| {memory_text(r)} |" for r in rows]
     return "\n".join([head, *body])
 
 

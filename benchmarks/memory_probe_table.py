@@ -1,22 +1,28 @@
-"""The docs' table of CPU memory probes: measured over estimated, per phase of a training step.
+"""The docs' tables of memory probes: measured over estimated, per phase of a training step.
 
-    .venv/bin/python benchmarks/memory_probe_table.py [PROBE_JSON ...]
+    .venv/bin/python benchmarks/memory_probe_table.py [--device cpu|cuda] [PROBE_JSON ...]
 
-Default input: ``benchmarks/results/memory_probe_cpu_*.json`` (``python -m train memory-probe --device
-cpu --out ...``). One markdown row per JSON, ordered by config and batch: autograd's saved tensors
-over the estimate's activation terms, each phase's allocator peak over that phase's estimate, and
-the step's peak over the estimate's (with the phase the estimate peaks in and the measured GiB).
-docs/reproducing.md carries this output; ``tests/test_gpu_hours.py`` checks that it does.
+Default input: ``benchmarks/results/memory_probe_{device}_*.json`` (``python -m train memory-probe
+--device ... --out ...``; ``cpu`` unless told). CPU: one markdown row per JSON, ordered by config
+and batch: autograd's saved tensors over the estimate's activation terms, each phase's allocator
+peak over that phase's estimate, and the step's peak over the estimate's (with the phase the
+estimate peaks in and the measured GiB). CUDA (``cuda_table``): one row per JSON, ordered by config,
+with what was built (a reduced build, fewer layers or another batch or length than the config's,
+says so) and per phase and for the step's peak the measured ``max_memory_allocated`` and the
+estimate in GiB and their ratio. docs/reproducing.md carries both outputs; ``tests/test_gpu_hours.py``
+checks that it does.
 """
 
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 HEADER = ("| config | batch | saved | forward | backward | optimizer step | peak (estimated phase, measured) |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
 
@@ -38,10 +44,54 @@ def table(paths: list[str]) -> str:
     return "\n".join([HEADER] + [row(r) for r in probes])
 
 
+CUDA_HEADER = ("| config | built (batch × length, layers) | forward | backward | optimizer step "
+               "| peak (estimated phase) |\n|---|---|---:|---:|---:|---:|")
+
+
+def built(r: dict) -> str:
+    """What the probe built, and where it differs from the config as written."""
+    from train.lightning.memory_probe import config_facts
+
+    facts = config_facts(r["config"])
+    b, unit = r["batch_size"], " pairs" if r["rows"] == 2 * r["batch_size"] else ""
+    reduced = ["layers"] if r["layers"] != r["real_layers"] else []
+    if b != facts["batch_size"]:
+        reduced.append(f"batch (config: {facts['batch_size']})")
+    if r["max_length"] != facts["max_length"]:
+        reduced.append(f"length (config: {facts['max_length']:,})")
+    size = f"{b}{unit} × {r['max_length']:,}, {r['layers']} of {r['real_layers']} layers"
+    return f"{size}; reduced: {', '.join(reduced)}" if reduced else f"{size} (the config)"
+
+
+def cuda_row(r: dict) -> str:
+    gib = lambda v: f"{v / 2**30:.2f}"
+    cell = lambda ph: f"{gib(ph['peak'])} / {gib(ph['estimate'])} ({ph['ratio']:.3f})"
+    ph = r["phases"]
+    name = "/".join(Path(r["config"]).with_suffix("").parts[-2:])
+    return (f"| `{name}` | {built(r)} | {cell(ph['forward'])} | {cell(ph['backward'])} | "
+            f"{cell(ph['optimizer_step'])} | {gib(r['measured']['peak_allocated'])} / "
+            f"{gib(r['estimate_peak_bytes'])} ({r['ratio']['peak_allocated']:.3f}, "
+            f"{r['estimate_peak_phase'].replace('_', ' ')}) |")
+
+
+def cuda_table(paths: list[str]) -> str:
+    """Measured / estimated GiB (ratio) per phase and for the step's peak, one row per CUDA probe."""
+    probes = [json.loads(Path(p).read_text()) for p in paths]
+    for p, r in zip(paths, probes):
+        if r.get("device") != "cuda" or not r.get("phases"):
+            raise SystemExit(f"memory_probe_table: {p}: not a CUDA probe with per-phase peaks "
+                             f"(device {r.get('device')!r})")
+    probes.sort(key=lambda r: (r["config"], r["batch_size"]))
+    return "\n".join([CUDA_HEADER] + [cuda_row(r) for r in probes])
+
+
 def main(argv: list[str] | None = None) -> int:
-    paths = (argv if argv is not None else sys.argv[1:]) or sorted(
-        glob.glob(str(ROOT / "benchmarks/results/memory_probe_cpu_*.json")))
-    print(table(paths))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("probes", nargs="*", help="memory-probe JSONs (default: benchmarks/results/memory_probe_{device}_*.json)")
+    a = ap.parse_args(argv)
+    paths = a.probes or sorted(glob.glob(str(ROOT / f"benchmarks/results/memory_probe_{a.device}_*.json")))
+    print(cuda_table(paths) if a.device == "cuda" else table(paths))
     return 0
 
 
