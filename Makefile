@@ -6,10 +6,23 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed-stamp
 export HF_HUB_DISABLE_TELEMETRY := 1
+.DEFAULT_GOAL := help
 
-.PHONY: install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations rehearse
+.PHONY: help install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations rehearse
 
-install: $(STAMP)
+# `make` alone prints this: one line per target from its `## ` comment (description | variables),
+# then the defaults of its target-specific variables (`target: VAR ?= value`).
+help: ## this list (plain `make` prints it too)
+	@echo "make <target> [VARIABLE=value ...]"
+	@awk 'BEGIN { FS = " *## *" } \
+	  /^[a-z][a-z-]*: *[A-Z_]+ *\?=/ { t = substr($$0, 1, index($$0, ":") - 1); v = substr($$0, index($$0, ":") + 1); \
+	    sub(/^ +/, "", v); sub(/ *\?= */, "=", v); extra[t] = extra[t] " " v; next } \
+	  /^[a-z][a-z-]*:.*## / { t = substr($$1, 1, index($$1, ":") - 1); d = $$2; v = ""; i = index(d, " | "); \
+	    if (i) { v = substr(d, i + 3); d = substr(d, 1, i - 1) } \
+	    v = extra[t] " " v; sub(/^ +/, "", v); sub(/ +$$/, "", v); printf "  %-14s %s\n", t, d; if (v != "") printf "  %-14s %s\n", "", v }' \
+	  $(MAKEFILE_LIST)
+
+install: $(STAMP) ## set up .venv: torch (CPU build) first, then the project with its train and dev extras; every target but help runs it | TORCH_SPEC=torch==2.13.0 PYTHON=python3 VENV=.venv
 
 # Re-installs only when pyproject.toml changes; torch first so pip never pulls a CUDA build.
 $(STAMP): pyproject.toml Makefile
@@ -28,56 +41,56 @@ $(STAMP): pyproject.toml Makefile
 # Two pytest-xdist workers, handed one file at a time, longest first (tests/conftest.py); each
 # worker gets its share of the cores. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
-test: install
+test: install ## the test suite on pytest-xdist workers, one file at a time, longest first | TEST_WORKERS=2 (0: one process) PYTEST_ARGS="-m 'not slow'" (any pytest options)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The main job on the embedded default (SYNTHETIC sample benchmark): NER, TPE, held-out table, plots.
-demo: install
+demo: install ## the main job on the SYNTHETIC sample benchmark: NER, TPE, held-out table, plots | DEMO_ARGS="--ner-epochs 4 --n-trials 300" (python -m train demo --help)
 	$(PY) -m train demo $(DEMO_ARGS)
 
 # After editing data/samples/reports.jsonl: validate, (re)write the corpus split, rebuild the NER files.
-samples: install
+samples: install ## after editing data/samples/reports.jsonl: validate it, rewrite the corpus split, rebuild the NER files
 	$(PY) -m data validate --consistency data/samples/reports.jsonl
 	$(PY) -m data split
 	$(PY) -m data build-samples
 
-stats: install
+stats: install ## statistics of the sample corpus and of its NER files
 	$(PY) -m data corpus-stats data/samples/reports.jsonl
 	$(PY) -m data stats data/samples/ratener/all
 
 # Train an NER model, test it on the test split and export it (checkpoints/<config stem>/export).
 train-ner: CONFIG ?= configs/ner/iob_sample.yaml
-train-ner: install
+train-ner: install ## train an NER model, test it and export it (checkpoints/<config stem>/export)
 	$(PY) -m train ner fit --config $(CONFIG)
 
 # radscore.RaTEScore against the released ratescore package (own venv, made on first use).
-bench: install
+bench: install ## radscore.RaTEScore against the released ratescore package (trains the sample NER first when missing)
 	test -f checkpoints/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
 	$(PY) benchmarks/bench_ratescore.py
 
 # Fine-tune ClinicalBLEURT (SYNTHETIC rows by default; generated first when missing), test, export.
 train-bleurt: CONFIG ?= configs/bleurt/sample.yaml
-train-bleurt: install
+train-bleurt: install ## fine-tune ClinicalBLEURT (SYNTHETIC rows, generated when missing), test, export
 	$(PY) -m data synth --if-missing
 	$(PY) -m train bleurt fit --config $(CONFIG)
 
 # Train ER²Score (SYNTHETIC RadCliQ pairs by default; generated first when missing), test, export.
 train-reward: CONFIG ?= configs/reward/sample.yaml
-train-reward: install
+train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated when missing), test, export
 	$(PY) -m data synth --if-missing
 	$(PY) -m train reward fit --config $(CONFIG)
 
 # Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
 # that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.
 tune-weights: CONFIG ?= configs/tune/sample.yaml
-tune-weights: install
+tune-weights: install ## learn RaTEScore's W and p with TPE (trains the sample NER first when the config needs it) | TUNE_ARGS="--workers 2"
 	@if grep -q "checkpoints/iob_sample/export" $(CONFIG) && \
 	    [ ! -f checkpoints/iob_sample/export/radscore_manifest.json ]; then \
 	    $(MAKE) train-ner CONFIG=configs/ner/iob_sample.yaml; fi
 	$(PY) -m train tune-weights --config $(CONFIG) $(TUNE_ARGS)
 
 # Upload an export with a model card: make publish EXPORT=checkpoints/iob_sample/export REPO_ID=you/name [ARGS=--dry-run]
-publish: install
+publish: install ## upload an export with a model card | EXPORT=checkpoints/iob_sample/export REPO_ID=<user/name> (required) ARGS="--dry-run --private" (python -m train publish options)
 	test -n "$(REPO_ID)" || (echo "usage: make publish EXPORT=<export folder> REPO_ID=<user/name> [ARGS=--dry-run]" && false)
 	$(PY) -m train publish $(or $(EXPORT),checkpoints/iob_sample/export) --repo-id $(REPO_ID) $(ARGS)
 
@@ -86,11 +99,11 @@ publish: install
 # Finished runs are reused; missing ones are trained first (35 min on 2 cores from nothing, 17 with the sample NER and reward
 # runs done, measured when the ER²Score sample was LoRA on 600 rows; longer since it is a 32-min full fine-tune on 1,800 rows).
 # ABLATIONS_ARGS="--table er2-lambda" etc.; the paper profile: python -m train ablations --table all --profile paper
-ablations: install
+ablations: install ## the papers' ablation tables beside ours, sample profile (missing runs trained first) | ABLATIONS_ARGS="--table all"
 	$(PY) -m data synth --if-missing
 	$(PY) -m train ablations --profile sample $(or $(ABLATIONS_ARGS),--table all)
 
 # Every paper config end to end on same-family stand-ins, offline (REHEARSAL; report in
 # checkpoints/rehearsal/report.md). REHEARSE_ARGS="--only 'configs/ner/*'" or "--fast".
-rehearse: install
+rehearse: install ## every paper config end to end on offline stand-ins (checkpoints/rehearsal/report.md) | REHEARSE_ARGS=--fast or "--only 'configs/ner/*'"
 	$(PY) -m train rehearse $(REHEARSE_ARGS)

@@ -87,3 +87,76 @@ def test_no_task_imports_another_task():
            if other != task and _in(a, task) and _in(b, other)]
     assert not bad, ("a task folder imports another task; shared code belongs in train/lightning, "
                      "train/release or train/evaluation:\n" + "\n".join(bad))
+
+
+# train/'s rooms from the bottom up: a module imports its own room and the rooms of lower layers only.
+# Rooms in one layer do not import each other. tasks.py is the command table (its entry points are
+# "module:function" strings, loaded when run), evaluation is metric code; neither imports train.
+TRAIN_LAYERS = (
+    ("tasks", "evaluation"),
+    ("lightning",),
+    ("release",),
+    ("ner", "reward", "bleurt", "tune"),
+    ("ablations",),
+    ("rehearsal",),
+    ("demo", "__main__"),
+)
+
+
+def _room(module: str) -> str | None:
+    """The room of a train module (``train.lightning.memory`` -> ``lightning``); None for the package."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "train" and len(parts) > 1 else None
+
+
+def upward_imports(arrows, layers=TRAIN_LAYERS) -> list[str]:
+    """Every arrow between train's rooms that does not run down the layering, and every room the
+    layering does not place."""
+    level = {room: i for i, layer in enumerate(layers) for room in layer}
+    bad = []
+    for a, b in arrows:
+        ra, rb = _room(a) if _in(a, "train") else None, _room(b) if _in(b, "train") else None
+        if ra is None or rb is None or ra == rb:
+            continue
+        for room, module in ((ra, a), (rb, b)):
+            if room not in level:
+                bad.append(f"{module}: room train/{room} is not in TRAIN_LAYERS")
+        if ra in level and rb in level and level[rb] >= level[ra]:
+            way = "up" if level[rb] > level[ra] else "across"
+            bad.append(f"{a} imports {b}: {ra} -> {rb} runs {way} the layering")
+    return sorted(set(bad))
+
+
+def test_every_train_room_has_its_place_in_the_layering():
+    placed = {room for layer in TRAIN_LAYERS for room in layer}
+    rooms = {_room(name) for name in _modules() if _in(name, "train")} - {None}
+    assert rooms == placed, f"rooms not placed: {sorted(rooms - placed)}; placed but gone: {sorted(placed - rooms)}"
+
+
+def test_no_upward_import_in_train():
+    bad = upward_imports(_arrows())
+    assert not bad, "train/ imports up its layering (TRAIN_LAYERS):\n" + "\n".join(bad)
+
+
+def test_the_layering_check_fails_on_an_upward_import(tmp_path):
+    """SYNTHETIC module sources, read by the same parser as the project's modules: the import that
+    ran up before the published dimensions moved to train/lightning/architectures.py (a function-level
+    import from the shared machinery into the rehearsal), one across a layer and one into an unplaced
+    room, each added to the real arrows."""
+    modules = _modules()
+    up = tmp_path / "memory_probe.py"
+    up.write_text("def config_facts(path):\n    from train.rehearsal.standins import BLEURT, REAL\n    return REAL, BLEURT\n")
+    arrows = sorted({("train.lightning.memory_probe", m) for m, _ in _imports(up, "train.lightning.memory_probe", modules)})
+    assert arrows == [("train.lightning.memory_probe", "train.rehearsal.standins")]
+    assert upward_imports(_arrows() + arrows) == [
+        "train.lightning.memory_probe imports train.rehearsal.standins: lightning -> rehearsal runs up the layering"]
+
+    across = tmp_path / "cli.py"
+    across.write_text("from ..bleurt.convert import load_regressor\n")
+    arrows = sorted({("train.tune.cli", m) for m, _ in _imports(across, "train.tune.cli", modules)})
+    assert upward_imports(arrows) == ["train.tune.cli imports train.bleurt.convert: tune -> bleurt runs across "
+                                      "the layering"]
+
+    assert upward_imports([("train.lightning.module", "train.newroom.thing")]) == [
+        "train.newroom.thing: room train/newroom is not in TRAIN_LAYERS"]
+    assert upward_imports([("train.demo", "train.lightning.module"), ("train.rehearsal.rehearse", "train.tasks")]) == []

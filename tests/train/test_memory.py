@@ -395,7 +395,7 @@ def test_phi_cuda_autocast_terms_follow_the_autocast_op_lists():
 def test_every_trained_decoder_records_its_published_sizes():
     """The estimate and the probe read the MLP width and vocabulary from the table: a decoder without
     them would be estimated with f = 4h (16,384 where Llama-2-7B and Qwen1.5-7B have 11,008)."""
-    from train.rehearsal.standins import REAL, architecture
+    from train.lightning.architectures import REAL, architecture
 
     decoders = [k for k, v in REAL.items() if v.config_class in ("LlamaConfig", "Qwen2Config", "GemmaConfig", "PhiConfig")]
     assert len(decoders) == 6

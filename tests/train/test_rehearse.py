@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from train.lightning.architectures import REAL
 from train.lightning.configs import load_config
 from train.rehearsal.rehearse import FAST, Rehearsal, discover
-from train.rehearsal.standins import MISSING, REAL, hub_ids, substitution
+from train.rehearsal.standins import MISSING, hub_ids, substitution
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

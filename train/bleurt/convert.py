@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 
 from radscore.models import resolve_model_path
+from train.lightning.architectures import bleurt_hf_config
 
 BLEURT_FILES = ["config.json", "*.safetensors", "*.bin", "spm.model", "vocab.txt", "tokenizer_config.json"]
 SPECIAL = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]",
@@ -83,26 +84,6 @@ def _bleurt_state_dict(folder: Path) -> dict[str, torch.Tensor]:
     return state
 
 
-def hf_config(bleurt_cfg: dict, classifier_dropout: float | None = None):
-    """The RemBERT (with an embedding projection) or BERT config equal to a BLEURT config;
-    ``classifier_dropout`` overrides the checkpoint's."""
-    from transformers import BertConfig, RemBertConfig
-
-    common = {k: bleurt_cfg[k] for k in (
-        "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-        "hidden_act", "max_position_embeddings", "type_vocab_size", "initializer_range",
-        "layer_norm_eps", "pad_token_id") if k in bleurt_cfg}
-    common.update(num_labels=1, hidden_dropout_prob=bleurt_cfg.get("hidden_dropout_prob", 0.1),
-                  attention_probs_dropout_prob=bleurt_cfg.get("attention_probs_dropout_prob", 0.1))
-    dropout = bleurt_cfg.get("classifier_dropout") if classifier_dropout is None else classifier_dropout
-    embedding = bleurt_cfg.get("embedding_size")
-    if embedding is not None and embedding != bleurt_cfg.get("hidden_size", 768):
-        return RemBertConfig(input_embedding_size=embedding, output_embedding_size=embedding,
-                             classifier_dropout_prob=common["hidden_dropout_prob"] if dropout is None else dropout,
-                             **common)
-    return BertConfig(classifier_dropout=dropout, **common)
-
-
 def rename_bleurt_weights(state: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
     """bleurt-pytorch names -> ``prefix`` (``rembert``/``bert``) names; position id buffers dropped."""
     out = {}
@@ -122,7 +103,7 @@ def convert_bleurt_model(folder: Path, classifier_dropout: float | None = None):
     from transformers import AutoModelForSequenceClassification
 
     bleurt_cfg = json.loads((folder / "config.json").read_text())
-    config = hf_config(bleurt_cfg, classifier_dropout)
+    config = bleurt_hf_config(bleurt_cfg, classifier_dropout)
     model = AutoModelForSequenceClassification.from_config(config)
     prefix = model.base_model_prefix
     state = rename_bleurt_weights(_bleurt_state_dict(folder), prefix)

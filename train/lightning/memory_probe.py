@@ -2,13 +2,14 @@
 steps and put what it measurably keeps beside :mod:`train.lightning.memory`'s estimate, term by term.
 
 The model is built from its transformers config class with the published dimensions (the REAL /
-BLEURT tables of :mod:`train.rehearsal.standins`; nothing is downloaded), with the config's
+BLEURT tables of :mod:`train.lightning.architectures`; nothing is downloaded), with the config's
 fine-tuning mode: IOB NER as ``AutoModelForTokenClassification`` (what ``train.ner`` wraps), span NER
 as ``radscore.span_model.SpanNERModel`` (an ``AutoModel`` and the config's span head, over every span
 of up to ``max_span_width`` words with each piece a word: the most spans a row can hold), the BLEURT
-regressor as ``train.bleurt.convert.hf_config``'s ``*ForSequenceClassification`` and the reward model
-as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with peft LoRA (or full),
-dropout off and gradient checkpointing as configured, made on the probed device (under ``with device``).
+regressor as :func:`~train.lightning.architectures.bleurt_hf_config`'s ``*ForSequenceClassification``
+and the reward model as radscore's ``MultiRewardModel`` over a ``*ForSequenceClassification`` with
+peft LoRA (or full), dropout off and gradient checkpointing as configured, made on the probed device
+(under ``with device``).
 Batches are synthetic token ids that fill every position.
 
 Each step runs in Lightning's automatic-optimisation order (``lightning_step``: forward, ``zero_grad``,
@@ -46,6 +47,7 @@ from pathlib import Path
 
 import torch
 
+from train.lightning.architectures import BLEURT, REAL, architecture, bleurt_hf_config
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
 from train.lightning.module import adamw_kernel, enable_activation_checkpointing, fused_adamw_supported
 
@@ -55,7 +57,6 @@ WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_
 def config_facts(path: str | Path) -> dict:
     """What the probe needs of a training config: task kind, real model facts, fine-tuning mode."""
     from train.lightning.configs import load_config
-    from train.rehearsal.standins import BLEURT, REAL
 
     cfg = load_config(path)
     args = (cfg.get("model") or {}).get("init_args") or {}
@@ -65,7 +66,7 @@ def config_facts(path: str | Path) -> dict:
     real = REAL.get(hub_id) or BLEURT.get(hub_id)
     if real is None:
         raise SystemExit(f"memory-probe: {path}: backbone {hub_id!r} is not in the REAL/BLEURT tables of "
-                         "train.rehearsal.standins (its dimensions are unknown)")
+                         "train.lightning.architectures (its dimensions are unknown)")
     kind = "reward" if "reward" in class_path else "bleurt" if "bleurt" in class_path else "ner"
     return {"cfg": cfg, "kind": kind, "hub_id": hub_id, "real": real, "span": class_path.endswith("SpanTagger"),
             "span_args": {k: args[k] for k in ("max_span_width", "width_dim", "mlp_hidden", "mlp_layers", "dropout")
@@ -94,10 +95,8 @@ def hf_config(facts: dict, layers: int, width: dict):
     common = dict(vocab_size=d["vocab"], hidden_size=d["hidden"], num_hidden_layers=layers,
                   num_attention_heads=d["heads"], intermediate_size=d["intermediate"])
     if facts["kind"] == "bleurt":
-        from train.bleurt.convert import hf_config as bleurt_config
-
-        return bleurt_config({**common, "max_position_embeddings": 512, "type_vocab_size": 2, "pad_token_id": 0,
-                              "hidden_act": "gelu"}), d
+        return bleurt_hf_config({**common, "max_position_embeddings": 512, "type_vocab_size": 2, "pad_token_id": 0,
+                                 "hidden_act": "gelu"}), d
     cls = getattr(transformers, real.config_class)
     if real.config_class == "DebertaV2Config":
         extra = dict(max_position_embeddings=512, relative_attention=True, position_buckets=d["position_buckets"],
@@ -121,8 +120,6 @@ def hf_config(facts: dict, layers: int, width: dict):
 def build(facts: dict, layers: int, width: dict):
     """(model, loss(ids, mask), rows per example, architecture, params_total, params_trainable)."""
     from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification
-
-    from train.rehearsal.standins import architecture
 
     config, dims = hf_config(facts, layers, width)
     real = facts["real"]

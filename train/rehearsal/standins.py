@@ -11,8 +11,9 @@ folder, :func:`radscore.models.resolve_model_path` and :func:`data.ratener.resol
 Hub id ``owner/name`` to ``<folder>/owner--name`` (a missing stand-in is an error, never a
 download). Nothing else in the code under rehearsal changes.
 
-``REAL`` holds what the papers' models are (class, size, attention shape), from their model cards
-and configs; :func:`describe_config` uses it for the rehearsal report and the GPU memory estimate
+What the papers' models are (class, size, attention shape: the ``REAL``, ``BLEURT`` and
+``CUSTOM_CODE`` tables) is :mod:`train.lightning.architectures`'; the stand-ins are built from those
+rows, and :func:`describe_config` reads them for the rehearsal report and the GPU memory estimate
 (:mod:`train.lightning.memory`). Models without a stand-in yet are listed in ``MISSING`` with the reason.
 """
 
@@ -22,93 +23,18 @@ import contextlib
 import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
+
+from train.lightning.architectures import BLEURT, CUSTOM_CODE, REAL, Real, architecture
 
 ENV = "RADSCORE_STANDINS"
 REPO = Path(__file__).resolve().parents[2]
 VERSION = 9  # bump when a builder changes: cached stand-ins are rebuilt
 
-
-@dataclass(frozen=True)
-class Real:
-    """The real model: its classes, tokenizer kind, size and attention shape."""
-    config_class: str
-    model_class: str  # the class a from_pretrained of the id loads (AutoModel*)
-    tokenizer: str  # wordpiece | mpnet-wordpiece | sp-unigram | sp-bpe | byte-bpe-llama3 | byte-bpe-qwen | byte-bpe-gpt2
-    pad_token: str | None  # the real tokenizer's pad token at load (None: it has none)
-    params: int
-    hidden: int
-    layers: int
-    heads: int
-    tokenizer_class: str = "PreTrainedTokenizerFast"  # the real tokenizer_config.json's class
-    kv_heads: int | None = None
-    num_labels: int | None = None  # a token classifier with its own label set (Medical-NER)
-    max_length: int = 512  # positions the real model was trained for (its config.json)
-    intermediate: int | None = None  # the MLP's size (config.json intermediate_size); None: 4·hidden
-    vocab: int = 0  # vocab_size (config.json); 0: not recorded
-    position_buckets: int = 0  # DeBERTa-v2/v3 relative-position buckets (config.json)
-    head_dim: int | None = None  # per-head width where it is not hidden/heads (config.json head_dim: Gemma)
-    rotary_fraction: float = 1.0  # the share of a head that RoPE rotates (config.json partial_rotary_factor: Phi)
-    source: str = "the Hub repository's config.json, tokenizer_config.json and model card"
-
-
-# Where the facts come from: each model's Hub repository (config.json for the classes, sizes and
-# positions; tokenizer_config.json / tokenizer.json for the tokenizer class and special tokens; the
-# model card for the parameter count), read when this table was written. Padding side: not listed,
-# because the stand-in tokenizer declares the real tokenizer class and so gets that class's default;
-# the reward model pools the last non-pad token whatever the side (radscore.reward_model).
-
-
-REAL = {
-    "microsoft/deberta-v3-base": Real("DebertaV2Config", "DebertaV2Model", "sp-unigram", "[PAD]", 184_000_000, 768, 12, 12, tokenizer_class="DebertaV2Tokenizer",
-                                       intermediate=3072, vocab=128_100, position_buckets=256),
-    "blaze999/Medical-NER": Real("DebertaV2Config", "DebertaV2ForTokenClassification", "sp-unigram", "[PAD]",
-                                 184_000_000, 768, 12, 12, num_labels=41, tokenizer_class="DebertaV2Tokenizer",
-                                 intermediate=3072, vocab=128_100, position_buckets=256),
-    "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract-fulltext": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
-                                                                          110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "bionlp/bluebert_pubmed_mimic_uncased_L-12_H-768_A-12": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
-                                                                  110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "cambridgeltl/SapBERT-from-PubMedBERT-fulltext": Real("BertConfig", "BertModel", "wordpiece", "[PAD]",
-                                                          110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "ncbi/MedCPT-Query-Encoder": Real("BertConfig", "BertModel", "wordpiece", "[PAD]", 110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "FremyCompany/BioLORD-2023-C": Real("MPNetConfig", "MPNetModel", "mpnet-wordpiece", "<pad>", 110_000_000, 768, 12, 12, tokenizer_class="MPNetTokenizer",
-                                        vocab=30_527),
-    "meta-llama/Meta-Llama-3-8B": Real("LlamaConfig", "LlamaForCausalLM", "byte-bpe-llama3", None,
-                                       8_030_000_000, 4096, 32, 32, kv_heads=8, max_length=8192,
-                                       intermediate=14_336, vocab=128_256),
-    "lmsys/vicuna-7b-v1.5": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=4096,
-                                 intermediate=11_008, vocab=32_000),
-    "epfl-llm/meditron-7b": Real("LlamaConfig", "LlamaForCausalLM", "sp-bpe", None, 6_740_000_000, 4096, 32, 32, tokenizer_class="LlamaTokenizer", max_length=2048,
-                                 intermediate=11_008, vocab=32_017),
-    "google/gemma-7b": Real("GemmaConfig", "GemmaForCausalLM", "sp-bpe-gemma", "<pad>", 8_540_000_000, 3072, 28, 16, tokenizer_class="GemmaTokenizer", max_length=8192,
-                            intermediate=24_576, vocab=256_000, head_dim=256),
-    "Qwen/Qwen1.5-7B": Real("Qwen2Config", "Qwen2ForCausalLM", "byte-bpe-qwen", "<|endoftext|>", 7_720_000_000, 4096, 32, 32, tokenizer_class="Qwen2Tokenizer", max_length=32768,
-                            intermediate=11_008, vocab=151_936),
-    "microsoft/phi-2": Real("PhiConfig", "PhiForCausalLM", "byte-bpe-gpt2", None, 2_780_000_000, 2560, 32, 32, tokenizer_class="CodeGenTokenizer", max_length=2048,
-                            intermediate=10_240, vocab=51_200, rotary_fraction=0.4),
-    # the ablation profile's other encoders and its BERTScore model
-    "StanfordAIMI/RadBERT": Real("BertConfig", "BertModel", "wordpiece", "[PAD]", 110_000_000, 768, 12, 12,
-                                 tokenizer_class="BertTokenizer"),
-    "distilbert/distilroberta-base": Real("RobertaConfig", "RobertaModel", "byte-bpe-roberta", "<pad>", 82_000_000,
-                                          768, 6, 12, tokenizer_class="RobertaTokenizer"),
-}
-# BLEURT-20-D12 (bleurt-pytorch layout: config.json with model_type "bleurt", weights named
-# bleurt.*, spm.model); train.bleurt.convert turns it into RemBertForSequenceClassification
-BLEURT = {"lucadiliello/BLEURT-20-D12": Real("BleurtConfig", "BleurtForSequenceClassification", "sp-unigram", "[PAD]",
-                                             167_000_000, 768, 12, 12, tokenizer_class="BleurtSPTokenizer",
-                                             intermediate=3072, vocab=119_547)}
 DATASETS = {"Angelakeke/RaTE-NER", "Angelakeke/RaTE-EVAL"}
-# CXR-BERT and BioViL-T ship their own modelling code (CXRBertConfig/CXRBertModel, loaded with
-# trust_remote_code=True): their stand-ins ship a tiny code file of ours with the same auto_map
-CUSTOM_CODE = {
-    "microsoft/BiomedVLP-CXR-BERT-specialized": Real("CXRBertConfig", "CXRBertModel", "wordpiece", "[PAD]",
-                                                     110_000_000, 768, 12, 12, tokenizer_class="BertTokenizer"),
-    "microsoft/BiomedVLP-BioViL-T": Real("CXRBertConfig", "CXRBertModel", "wordpiece", "[PAD]", 110_000_000, 768,
-                                         12, 12, tokenizer_class="BertTokenizer"),
-}
 MISSING: dict[str, str] = {}
+# CXR-BERT and BioViL-T (CUSTOM_CODE) ship their own modelling code: their stand-ins ship this tiny
+# code of ours behind the same auto_map
 CONFIG_CODE = """from transformers import BertConfig
 
 
@@ -454,45 +380,6 @@ def _lora_params(real: Real, r: int, targets: list[str], n_outputs: int) -> int:
               "o_proj": (q, real.hidden)}
     per_layer = sum(r * (i + o) for name, (i, o) in shapes.items() if name in targets)
     return per_layer * real.layers + n_outputs * real.hidden
-
-
-def architecture(real: Real, cfg: dict | None = None):
-    """The memory estimate's :class:`~train.lightning.memory.Architecture` of a real model: its
-    family by config class (Llama/Qwen2 and Gemma decoders: gated MLP, RMSNorm, SDPA; Phi: parallel
-    attention and MLP under one LayerNorm, SDPA; DeBERTa-v2: eager disentangled attention; MPNet:
-    eager attention with a relative-position bias; the BERT-style rest, BLEURT included: SDPA), and
-    the task head the config trains (a token classifier, the reward heads, the BLEURT regressor, or
-    the PURE span classifier with the config's sizes)."""
-    from train.lightning.memory import DECODERS, EAGER_ONLY, Architecture, SpanHead
-
-    cfg = cfg or {}
-    model = cfg.get("model") or {}
-    class_path = str(model.get("class_path", ""))
-    args = model.get("init_args") or {}
-    family = {"LlamaConfig": "llama", "Qwen2Config": "llama", "GemmaConfig": "gemma", "PhiConfig": "phi",
-              "MPNetConfig": "mpnet", "DebertaV2Config": "deberta-v2"}.get(real.config_class, "bert")
-    # transformers runs DeBERTa-v2 and MPNet eagerly (no SDPA path); BERT, the decoders and BLEURT
-    # (train.bleurt.convert.hf_config: a BertConfig where the embedding size equals the hidden size,
-    # as the table records for BLEURT-20-D12) default to SDPA
-    attention = "eager" if family in EAGER_ONLY else "sdpa"
-    reward = "reward" in class_path
-    decoder = family in DECODERS
-    span = None
-    if class_path.endswith("SpanTagger"):
-        from radscore.span_model import SPAN_CLASSES
-
-        span = SpanHead(max_width=int(args.get("max_span_width", 8)), width_dim=int(args.get("width_dim", 150)),
-                        mlp_hidden=int(args.get("mlp_hidden", 150)), mlp_layers=int(args.get("mlp_layers", 2)),
-                        dropout=float(args.get("dropout", 0.2)) > 0, classes=len(SPAN_CLASSES))
-    head = "span" if span else "token" if ("ner" in class_path or real.num_labels) else "sequence"
-    labels = 6 if reward else (real.num_labels or (11 if head == "token" else 1))
-    # the reward model switches every dropout off (radscore.reward_model.disable_dropout); decoders
-    # other than Phi have none
-    dropout = not decoder and not reward
-    return Architecture(real.hidden, real.layers, real.heads, intermediate=real.intermediate, kv_heads=real.kv_heads,
-                        family=family, attention=attention, vocab=real.vocab, position_buckets=real.position_buckets,
-                        hidden_dropout=dropout, attention_dropout=dropout, num_labels=labels, head=head,
-                        head_dim=real.head_dim, span=span, rotary_fraction=real.rotary_fraction)
 
 
 def describe_config(path: Path) -> dict:
