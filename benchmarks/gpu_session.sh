@@ -283,6 +283,10 @@ if wants rehearse; then
             --out "$WORK/rehearsal_$ACCELERATOR"
         [ -f "$WORK/rehearsal_$ACCELERATOR/report.json" ] \
             && cp "$WORK/rehearsal_$ACCELERATOR/report.json" "$OUT/rehearsal_${ACCELERATOR}_report.json"
+        # a failed stage's traceback is in its own log file there: all of them, in one file, come back
+        if compgen -G "$WORK/rehearsal_$ACCELERATOR/logs/*.log" >/dev/null; then
+            tail -n +1 "$WORK/rehearsal_$ACCELERATOR"/logs/*.log >"$OUT/rehearsal_${ACCELERATOR}_failed_stages.log"
+        fi
     else
         say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above)"
     fi

@@ -25,9 +25,16 @@ PROBES = ["configs/reward/paper_llama3.yaml", "configs/ner/iob_deberta_v3.yaml",
 
 
 FAKE_PYTHON = """#!/bin/sh
-# a stand-in for the GPU machine's python: every command fails at once, except that --random-ner makes its folder
+# a stand-in for the GPU machine's python: every command fails at once, except that --random-ner makes its folder,
+# the training extras "import", and a rehearsal writes a report and one failed stage's log into its --out
+case "$2" in "import jsonargparse"*) exit 0 ;; esac
+rehearse=0
 while [ $# -gt 0 ]; do
     if [ "$1" = --random-ner ]; then mkdir -p "$2"; exit 0; fi
+    if [ "$1" = rehearse ]; then rehearse=1; fi
+    if [ "$1" = --out ] && [ $rehearse = 1 ]; then
+        mkdir -p "$2/logs"; echo '{"rehearsal": true}' >"$2/report.json"; echo "SYNTHETIC traceback" >"$2/logs/x.fit.log"
+    fi
     shift
 done
 exit 1
@@ -136,6 +143,16 @@ def test_the_session_points_at_the_carried_rush_rules_and_never_writes_into_the_
     # the wrapper puts the released site first, for its own processes only
     wrapper = (work / "released-python").read_text()
     assert f"PYTHONPATH={work}/relsite" in wrapper and os.access(work / "released-python", os.X_OK)
+
+
+def test_the_rehearsal_report_and_its_failed_stages_come_back(tmp_path):
+    carry = tmp_path / "gpu_carry"
+    _fake_carry(carry)
+    out = _session(tmp_path, GPU_CARRY=str(carry), GPU_SESSION_RUN="2")
+    assert f"--no-ablations --no-ddp --out {tmp_path}/work/rehearsal_gpu" in out
+    back = tmp_path / "out"
+    assert (back / "rehearsal_gpu_report.json").read_text() == '{"rehearsal": true}\n'
+    assert "SYNTHETIC traceback" in (back / "rehearsal_gpu_failed_stages.log").read_text()
 
 
 def test_without_the_rules_the_session_says_so(tmp_path):
