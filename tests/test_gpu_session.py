@@ -27,7 +27,7 @@ PROBES = ["configs/reward/paper_llama3.yaml", "configs/ner/iob_deberta_v3.yaml",
 FAKE_PYTHON = """#!/bin/sh
 # a stand-in for the GPU machine's python: every command fails at once, except that --random-ner makes its folder,
 # the training extras "import", and a rehearsal writes a report and one failed stage's log into its --out
-case "$2" in "import jsonargparse"*) exit 0 ;; esac
+case "$2" in "import importlib.util as u, sys"*) exit 0 ;; esac
 rehearse=0
 while [ $# -gt 0 ]; do
     if [ "$1" = --random-ner ]; then mkdir -p "$2"; exit 0; fi
