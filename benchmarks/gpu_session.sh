@@ -8,7 +8,7 @@
 #   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu_session.sh
 #       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~255 s)
 #   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu_session.sh
-#       the rehearsal of all 26 paper configs on CUDA (~270 s)
+#       the rehearsal of all 26 paper configs on CUDA (~280 s)
 # `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
 # minutes, more than the 7 one run may take, hence the two runs.
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
@@ -78,7 +78,7 @@ export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
 # Seconds per step (see the header for where they come from). Expected on the H100, run 1: unpack 4 + models 20
 # + preflight 20 + probes 88 + released-import check 10 + bench 60 + autocast 26 + profile 25 = 253 s; run 2: unpack 3 + models 17 + preflight
-# 20 + rehearse ~230 (185 s of stages, scaled from the CPU rehearsal, and ~45 s of start and stand-in building) = 270 s.
+# 20 + rehearse 215-245 (185-200 s of stages, scaled from two CPU rehearsals, and 30-45 s of start and stand-ins) = ~280 s.
 # A timeout bounds its step (1.2-2x the expected time), not the run, except T_REHEARSE, which ends run 2 by ~290 s
 # (a rehearsal cut there keeps its per-stage lines in the log, not its report JSON). Run 1's steps run in the order
 # of their value (probes, bench, autocast, profile), so a run cut short by the device loses the last.
@@ -93,7 +93,7 @@ T_PROBE_SPAN=${T_PROBE_SPAN:-30}      # 15 s
 T_BENCH=${T_BENCH:-100}      # 2 scoring processes: radscore ~25 s on the H100 (2026-11-27), the released one ~35 (below)
 T_AUTOCAST=${T_AUTOCAST:-40}          # 26 s on the H100 (2026-11-27)
 T_PROFILE=${T_PROFILE:-45}   # one process, a timed pass and a profiled pass: set with PROFILE_ARGS
-T_REHEARSE=${T_REHEARSE:-250}  # 26 configs, ~230 s expected on the H100 (see the header); kept so that run 2 ends by 300 s
+T_REHEARSE=${T_REHEARSE:-250}  # 26 configs, 215-245 s expected on the H100 (see the header); kept so that run 2 ends by 300 s
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
