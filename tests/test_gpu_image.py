@@ -74,3 +74,17 @@ def test_a_metadata_check_counts_as_looking_for_a_distribution(tmp_path):
     done = _run(tmp_path, code)
     assert done.returncode == 0 and "not there" in done.stdout, done.stderr
     assert "jsonargparse" in done.stderr.splitlines()[-1]
+
+
+def test_a_lasting_environment_is_the_same_image(tmp_path):
+    """``env DIR`` keeps the environment (the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh)."""
+    done = subprocess.run([sys.executable, str(SCRIPT), "env", str(tmp_path / "env")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    python = Path(done.stdout.strip())
+    assert python == tmp_path / "env" / "bin" / "python" and python.exists()
+    probe = subprocess.run([str(python), "-c", "import torch, radscore\nimport jsonargparse"], capture_output=True,
+                           text=True, timeout=300)
+    assert probe.returncode == 1 and "No module named 'jsonargparse'" in probe.stderr
+    again = subprocess.run([sys.executable, str(SCRIPT), "env", str(tmp_path / "env")], capture_output=True, text=True)
+    assert again.returncode == 2  # never over an existing folder
