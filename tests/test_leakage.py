@@ -9,6 +9,11 @@ it: the NER model (its train and dev files), the W and p search (its training pa
 model and ClinicalBLEURT (their train and val rows). Reports are compared by case group, so a
 near-duplicate case cannot cross either. Each side is obtained through the same code and configs a
 user runs (``configs/*/sample.yaml``, ``train.demo.held_out``, the ablation ``Evaluator``).
+
+Ids prove where an item says it comes from; the content checks below read what it holds: every
+evaluated reference is the text of the test report it names, and (:mod:`data.leakage`, both sides)
+no training text holds a (near) copy of a test-only sentence and no evaluated text one of a
+training-only sentence. Issue #46's three mutations that passed the id checks are fixtures here.
 """
 
 from __future__ import annotations
