@@ -12,7 +12,7 @@ against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (
 above opposite; a tie is a miss). A benchmark that these solve measures its generator,
 not the metrics (``tests/data/test_synth_bars.py`` holds them to |Kendall| <= 0.40 and 35-65% on
 the triads, issue #29). Beside them the shallow
-learner (``shallow_ridge``: ridge regression on diff tokens, a logistic regression on the two
+learner (``shallow_ridge``: ridge regression on word and character diff n-grams and counts, a logistic regression on the two
 candidates' feature difference for pair accuracy; :mod:`train.evaluation.baselines`), fitted on the
 train split of the same set and evaluated on its test split, for the sets that have a train split
 (Task 2, ER² RadCliQ, ClinicalBLEURT; the ReXVal layout and Task 3 are evaluation-only: ``n/a``).

@@ -10,7 +10,7 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
 
 - ``--run METRIC=RUN``: a training run folder of ``python -m train reward|bleurt fit``. Its
   ``test_metrics.json`` holds the model's test figures and, beside them, the shallow learner's on the
-  same rows (``test/baseline/shallow_ridge/<statistic>``: ridge on diff tokens, or a logistic
+  same rows (``test/baseline/shallow_ridge/<statistic>``: ridge on diff n-grams and counts, or a logistic
   regression on the candidates' difference for pair accuracy, fitted on the train rows of the same
   set by the training command itself, :mod:`train.evaluation.baselines`). The seed is the run's
   ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file. A run
@@ -20,8 +20,18 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
   ``demo_report.json`` gives the tuned RaTEScore and the shallow learner (fitted on the search's
   train pairs) on the held-out pairs: Kendall, Pearson and the Task 3 triad accuracy.
 
-Nothing is recomputed here: every figure is the one its training or demo command printed, so the
-``command`` field reproduces it.
+Nothing is recomputed by ``--run`` and ``--demo``: every figure is the one its training or demo
+command printed, so the ``command`` field reproduces it.
+
+- ``--shallow-only``: recompute the shallow learner's rows alone, without retraining any learned model,
+  on the sets the sample configs name (``configs/reward/sample.yaml``, ``configs/bleurt/sample.yaml``,
+  ``configs/tune/sample.yaml``; their folder, default ``checkpoints/synthetic``, is generated with
+  ``data.synth``'s default seed and sizes when missing or stale, or ``--synthetic DIR``), with the same code
+  the training and demo commands run (the data modules' ``baseline_metrics``, ``train.demo.shallow_scores``).
+  It replaces ``shallow_test`` of every entry already in the JSON and records ``shallow_learner`` (its
+  version, :data:`train.evaluation.baselines.SHALLOW_VERSION`, and the values it chose on validation)
+  with ``shallow_command`` and ``shallow_set`` (the sets' seed and generator fingerprint); the learned
+  figures are left as they are.
 """
 
 from __future__ import annotations
@@ -115,15 +125,101 @@ def from_demo(out: Path) -> tuple[str, dict]:
                   "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {out}"}
 
 
+def _shallow_record(chosen: dict, statistic: str) -> dict:
+    from train.evaluation.baselines import SHALLOW_VERSION
+
+    return {"version": SHALLOW_VERSION, "chosen_on_validation_of_train_rows": chosen, "for": statistic}
+
+
+def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
+    """``{metric: (shallow_test, shallow_learner record)}`` recomputed on the sample configs' sets."""
+    import numpy as np
+
+    from data.ratings import pair_er2_rows
+    from data.synth.generate import generate_default
+    from train.bleurt.data import BleurtDataModule
+    from train.demo import held_out, shallow_scores
+    from train.evaluation.metaeval import agreement, triad_accuracy
+    from train.lightning.configs import load_config as resolve_config
+    from train.reward.data import RewardDataModule
+    from train.tune.config import load_config
+
+    folder = folder or ROOT / "checkpoints" / "synthetic"
+    generate_default(folder)  # nothing when the default sets of this generator are there
+    out = {}
+
+    data = dict(resolve_config(ROOT / TASKS["er2score"][1])["data"])
+    data["rows"] = str(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
+    dm = RewardDataModule(**data)
+    rows = dm.split_rows()
+    dm.pairs = {s: pair_er2_rows(rows[s], {dm.system.name: dm.system})[0] for s in ("train", "test")}
+    table = dm.baseline_metrics("test")[SHALLOW]  # what the training command logs beside the model
+    keys = ("alpha", "char_weight", "count_weight")
+    out["er2score"] = ({"pair_accuracy": table["pair_acc"], "kendall": table["kendall"]},
+                       {"pair_accuracy": _shallow_record({k: table[f"pair_{k}"] for k in keys},
+                                                         "pair accuracy (logistic on the pair difference)"),
+                        "kendall": _shallow_record({k: table[k] for k in keys}, "Kendall (ridge on the totals)")})
+
+    data = dict(resolve_config(ROOT / TASKS["clinical_bleurt"][1])["data"])
+    data.update(train_path=str(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"), generate_synthetic=False)
+    table = BleurtDataModule(**data).baseline_metrics("test")[SHALLOW]
+    out["clinical_bleurt"] = ({"kendall": table["kendall"], "pearson": table["pearson"]},
+                              _shallow_record({k: table[k] for k in keys}, "Pearson and Kendall (ridge on the ratings)"))
+
+    cfg = load_config(ROOT / "configs/tune/sample.yaml", {"data.path": str(folder / "synthetic_rate_eval"),
+                                                           "data.generate_synthetic": None})
+    test, triads = held_out(cfg)
+    originals = [t.original for t in triads]
+    chosen: dict = {}
+    scores = shallow_scores(cfg, {"held": ([p.reference for p in test], [p.candidate for p in test]),
+                                  "syn": (originals, [t.synonym for t in triads]),
+                                  "opp": (originals, [t.opposite for t in triads])}, chosen)
+    rep = cfg.report
+    res = agreement(scores["held"], np.array([p.rating for p in test], dtype=np.float64), [p.group for p in test],
+                    ("kendall", "pearson"), int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed),
+                    float(cfg.objective.sign))
+    tri = triad_accuracy(scores["syn"], scores["opp"])
+    out["ratescore_tuned"] = ({"kendall": res["kendall"]["value"], "pearson": res["pearson"]["value"],
+                               "triad_accuracy": tri},
+                              _shallow_record({k: chosen[k] for k in keys}, "Kendall, Pearson, triads (ridge on the Task 2 scores)"))
+    return out
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", action="append", default=[], metavar="METRIC=RUN",
                    help=f"a training run folder, METRIC one of {sorted(TASKS)}")
     p.add_argument("--demo", default=None, help="a make demo output folder (tuned RaTEScore)")
+    p.add_argument("--shallow-only", action="store_true",
+                   help="recompute only the shallow learner's rows of the entries in --out (no learned model)")
+    p.add_argument("--synthetic", default=None,
+                   help="with --shallow-only: the synthetic sets' folder (default checkpoints/synthetic)")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
+    if args.shallow_only:
+        if args.run or args.demo:
+            p.error("--shallow-only recomputes the shallow rows alone: give no --run or --demo")
+        if not data:
+            p.error(f"--shallow-only: {out} holds no entry to update")
+        folder = Path(args.synthetic).resolve() if args.synthetic else ROOT / "checkpoints" / "synthetic"
+        got = shallow_only(folder)
+        gen = json.loads((folder / "generator_synthetic.json").read_text())
+        where = "the sample configs' sets" if not args.synthetic else "the sets in --synthetic"
+        shallow_set = (f"SYNTHETIC {where}, data.synth seed {gen.get('seed')}, default sizes, generator fingerprint "
+                       f"{gen.get('fingerprint')} (test split)")
+        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (
+            f" --synthetic {args.synthetic}" if args.synthetic else "")
+        for metric, seeds in data.items():
+            if metric not in got:
+                continue
+            figures, record = got[metric]
+            for entry in seeds.values():
+                entry["shallow_test"] = figures
+                entry["shallow_learner"] = record
+                entry["shallow_command"] = command
+                entry["shallow_set"] = shallow_set
     for item in args.run:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve())
@@ -131,7 +227,7 @@ def main(argv=None) -> None:
     if args.demo:
         seed, entry = from_demo(Path(args.demo).resolve())
         data.setdefault("ratescore_tuned", {})[seed] = entry
-    if not args.run and not args.demo:
+    if not args.run and not args.demo and not args.shallow_only:
         p.error("nothing to read: give --run and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")

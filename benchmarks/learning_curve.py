@@ -14,7 +14,7 @@ groups; validation and test stay whole) the sample config is trained with
 finished run of the same config (F 1: the sample run itself) instead of training one.
 
 From each run it reads the validation figures after every epoch (``logs/version_*/metrics.csv``) and
-fits the shallow learner (:mod:`train.evaluation.baselines`: ridge on diff tokens; a logistic pair
+fits the shallow learner (:mod:`train.evaluation.baselines`: ridge on diff n-grams and counts; a logistic pair
 model for pair accuracy) on the run's own training rows, scored on the same validation rows. The
 test split is not read here: configurations are chosen on validation figures, and a run's test
 figures belong to ``benchmarks/learned_vs_shallow.py``.
@@ -306,7 +306,7 @@ def main(argv=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     stats = list(METRICS[args.metric][2].values())
-    print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff tokens, "
+    print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff n-grams and counts, "
           "fitted on the same training rows")
     print(f"{'share':>9} {'rows':>6} " + " ".join(f"{s + ' by epoch':>28} {'best':>6} {'shallow':>7}" for s in stats))
     for k, v in measured.items():

@@ -9,6 +9,11 @@ it: the NER model (its train and dev files), the W and p search (its training pa
 model and ClinicalBLEURT (their train and val rows). Reports are compared by case group, so a
 near-duplicate case cannot cross either. Each side is obtained through the same code and configs a
 user runs (``configs/*/sample.yaml``, ``train.demo.held_out``, the ablation ``Evaluator``).
+
+Ids prove where an item says it comes from; the content checks below read what it holds: every
+evaluated reference is the text of the test report it names, and (:mod:`data.leakage`, both sides)
+no training text holds a (near) copy of a test-only sentence and no evaluated text one of a
+training-only sentence. Issue #46's three mutations that passed the id checks are fixtures here.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ def _data_section(config: str) -> dict:
 
 
 EVALUATED_PAIRS: dict[str, list] = {}  # what -> its evaluated (reference, candidate) pairs, for the content checks
+#: model or search -> (item id, text) of every text it trains or selects on (train and dev rows:
+#: references and candidates; the NER files' sentences), for the content check of the training side
+TRAINING_TEXTS: dict[str, list] = {}
+#: the rows behind those texts, for the mutation fixtures (the objects the real readers return)
+TRAINING_ROWS: dict[str, list] = {}
 
 
 def _sources(pairs, table: dict, what: str, record: bool = True) -> list[set]:
@@ -69,6 +79,11 @@ def _sources(pairs, table: dict, what: str, record: bool = True) -> list[set]:
     assert not unknown, f"{what}: {len(unknown)} pair(s) not traceable to the corpus, e.g. {unknown[:2]}"
     assert out, f"{what}: no pairs"
     return out
+
+
+def _texts(rows) -> list[tuple[str, str]]:
+    """(row id, text) of the reference and the candidate of each row."""
+    return [(r.id, t) for r in rows for t in (r.reference, r.candidate)]
 
 
 def _cases(ids, split) -> set:
@@ -92,7 +107,9 @@ def sides(synthetic, corpus_split):
     # NER: the files configs/ner/iob_sample.yaml trains (train) and selects on (dev)
     ner = resolve_config(ROOT / "configs/ner/iob_sample.yaml")["data"]
     assert Path(ner["data_dir"]) == Path("data/samples/ratener") and ner["subset"] == "all"
-    seen = {s.meta["report_id"] for part in ("train", "dev") for s in load_split(RATENER_DIR, "all", part)}
+    ner_sentences = [s for part in ("train", "dev") for s in load_split(RATENER_DIR, "all", part)]
+    TRAINING_TEXTS["NER"] = [(f"{s.meta['report_id']} sentence", " ".join(s.tokens)) for s in ner_sentences]
+    seen = {s.meta["report_id"] for s in ner_sentences}
     trained["NER"] = _cases(seen, corpus_split)
     evaluated["NER test sentences"] = [{s.meta["report_id"]} for s in load_split(RATENER_DIR, "all", "test")]
 
@@ -102,6 +119,8 @@ def sides(synthetic, corpus_split):
     pairs = read_pairs(cfg.data)
     split = split_pairs(pairs, cfg.split)
     train_pairs = [(pairs[i].reference, pairs[i].candidate) for i in split.train]
+    TRAINING_ROWS["W search"] = [pairs[i] for i in split.train]
+    TRAINING_TEXTS["W search"] = _texts(TRAINING_ROWS["W search"])
     trained["W search"] = _cases(set().union(*_sources(train_pairs, table, "tune train")), corpus_split)
     test_pairs, triads = held_out(cfg)
     evaluated["tune report / demo pairs"] = _sources([(p.reference, p.candidate) for p in test_pairs], table, "demo")
@@ -112,6 +131,9 @@ def sides(synthetic, corpus_split):
     reward = _data_section("configs/reward/sample.yaml")
     reward["rows"] = str(synthetic / "synthetic_er2" / "radcliq_synthetic.jsonl")
     rows = RewardDataModule(**reward).split_rows()
+    TRAINING_ROWS["reward model"] = rows["train"] + rows["val"]
+    TRAINING_ROWS["reward test"] = rows["test"]
+    TRAINING_TEXTS["reward model"] = _texts(TRAINING_ROWS["reward model"])
     trained["reward model"] = _cases(set().union(*_sources(
         [(r.reference, r.candidate) for part in ("train", "val") for r in rows[part]], table, "reward train")), corpus_split)
     evaluated["reward test rows"] = _sources([(r.reference, r.candidate) for r in rows["test"]], table, "reward test")
@@ -121,6 +143,7 @@ def sides(synthetic, corpus_split):
     bleurt.update(train_path=str(synthetic / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"),
                   generate_synthetic=False)
     brows = BleurtDataModule(**bleurt).read_splits()
+    TRAINING_TEXTS["ClinicalBLEURT"] = _texts(brows["train"] + brows["val"])
     trained["ClinicalBLEURT"] = _cases(set().union(*_sources(
         [(p.reference, p.candidate) for part in ("train", "val") for p in brows[part]], table, "bleurt train")), corpus_split)
     evaluated["ClinicalBLEURT test rows"] = _sources([(p.reference, p.candidate) for p in brows["test"]], table,
@@ -378,3 +401,164 @@ def test_a_training_text_under_a_test_id_passes_the_id_check_and_fails_the_conte
     assert any("the candidate holds the training sentence" in p for p in problems), problems[:3]
     # and only the mutated study: the untouched ones pass
     assert all("synthetic-0000:" in p for p in problems), [p for p in problems if "synthetic-0000:" not in p][:3]
+
+
+# --- leakage by content on both sides, near copies included (issue #46 part 5) ----------------------
+# data.leakage.find_copies reads every text a model or search trains or selects on (TRAINING_TEXTS:
+# the ER² and ClinicalBLEURT train and dev rows, references and candidates; the W search's train
+# pairs; the NER train and dev sentences) and every evaluated text (EVALUATED_PAIRS and the NER test
+# sentences), split into sentence units. A training text fails when a unit is a copy, or a near copy,
+# of a sentence that only test-split reports have; an evaluated text fails when a unit is one of a
+# sentence that only training (train or dev) reports have. THRESHOLD (data.leakage.max_edits): a
+# near copy is at most 1 token edit from a 5-7-token sentence, 2 from a sentence of 8 tokens or more
+# (short sentences: word for word only), and strictly closer to it than to any sentence of its own
+# side. A sentence that reports on both sides hold (boilerplate) is nobody's leak.
+# The split is an argument (SentenceIndex.from_split / from_sides): a second split is checked by
+# building its index and passing the texts of the models trained on it.
+
+#: reviewed coincidences (seed 0, default sizes), unit -> why. Each is a recorded edit of a sentence of
+#: its own side (read in the sets' manifests) that happens to produce the other side's sentence.
+ALLOWED_COPIES = {
+    "held_out": {  # in training texts: edits of train-split sentences
+        "the craniocervical junction is unremarkable": "synonym normal -> unremarkable of the train sentence "
+                                                       "'The craniocervical junction is normal.' (radcliq-01554, bleurt-01474)",
+        "no pe": "synonym 'pulmonary embolism' -> 'PE' of a train sentence 'No pulmonary embolism.' "
+                 "(radcliq-00427, radcliq-01294)",
+        "there is pulmonary vascular congestion and interstitial edema":
+            "unnegate of the train sentence 'No pulmonary vascular congestion or interstitial edema.' "
+            "(radcliq-01192); 2 edits from the test sentence '... with mild interstitial edema'",
+        "the left hip is unremarkable": "laterality right -> left and synonym normal -> unremarkable of a train "
+                                        "sentence (bleurt-00418); 1 edit from the test 'The left breast is unremarkable.'",
+    },
+    "training": {  # in evaluated texts: edits of test-split sentences (ALLOWED_SEED0 above, checked by edit record)
+        "heart and mediastinum are normal": ALLOWED_SEED0["Heart and mediastinum are normal."],
+        "the craniocervical junction is normal": ALLOWED_SEED0["The craniocervical junction is normal."],
+        "there is no intrahepatic biliary dilatation": ALLOWED_SEED0["There is no intrahepatic biliary dilatation."],
+        # ("No pulmonary embolism." is not here: a test report also holds it after a heading, which
+        # the units drop, so it is no training-only sentence for this check)
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def sentence_index(corpus, corpus_split):
+    from data.leakage import SentenceIndex
+
+    return SentenceIndex.from_split(corpus.values(), corpus_split)
+
+
+@pytest.fixture(scope="module")
+def evaluated_texts(evaluated_pairs):
+    out = {what: [(f"pair {k}", t) for k, pair in enumerate(dict.fromkeys(pairs)) for t in pair]
+           for what, pairs in evaluated_pairs.items()}
+    out["NER test sentences"] = [(f"{s.meta['report_id']} sentence", " ".join(s.tokens))
+                                 for s in load_split(RATENER_DIR, "all", "test")]
+    return out
+
+
+def _describe(copies) -> str:
+    return f"{len(copies)} (near) copies:\n" + "\n".join(map(str, copies[:20]))
+
+
+def test_no_training_text_holds_a_test_only_sentence(sides, sentence_index):
+    from data.leakage import find_copies
+
+    assert set(TRAINING_TEXTS) == {"NER", "W search", "reward model", "ClinicalBLEURT"}
+    assert all(TRAINING_TEXTS.values())
+    copies = find_copies(TRAINING_TEXTS, sentence_index, "held_out", ALLOWED_COPIES["held_out"])
+    assert not copies, _describe(copies)
+
+
+def test_no_evaluated_text_holds_a_training_only_sentence(evaluated_texts, sentence_index):
+    from data.leakage import find_copies
+
+    copies = find_copies(evaluated_texts, sentence_index, "training", ALLOWED_COPIES["training"])
+    assert not copies, _describe(copies)
+
+
+def test_the_allowed_coincidences_are_still_needed(sides, evaluated_texts, sentence_index):
+    """A reviewed coincidence the sets no longer produce is dropped from the list, so that the list
+    stays the small set a reader can check."""
+    from data.leakage import find_copies
+
+    found = {"held_out": {c.unit for c in find_copies(TRAINING_TEXTS, sentence_index, "held_out")},
+             "training": {c.unit for c in find_copies(evaluated_texts, sentence_index, "training")}}
+    for direction, allowed in ALLOWED_COPIES.items():
+        assert found[direction] <= set(allowed), sorted(found[direction] - set(allowed))
+        assert set(allowed) <= found[direction], f"no longer produced, drop them: {sorted(set(allowed) - found[direction])}"
+
+
+# The three content mutations that passed the id checks (issue #46's audit), built from the rows the real
+# readers return and fed to the same checker: each must fail it.
+
+def test_mutation_a_task2_train_pair_with_a_test_reference_under_a_train_id_fails(sides, sentence_index):
+    from data.leakage import find_copies
+
+    train = TRAINING_ROWS["W search"]
+    test_ref = EVALUATED_PAIRS["demo"][0][0]  # a held-out Task 2 reference (test split)
+    mutated = [dataclasses.replace(train[0], reference=test_ref), *train[1:]]
+    assert mutated[0].id == train[0].id  # the train pair's own id: an id check sees a train pair
+    copies = find_copies({"W search (mutated)": _texts(mutated)}, sentence_index, "held_out",
+                         ALLOWED_COPIES["held_out"])
+    assert copies and {c.item for c in copies} == {train[0].id}, _describe(copies)
+
+
+def test_mutation_b_an_er2_train_row_with_a_reference_of_test_rows_fails(sides, sentence_index):
+    from collections import Counter
+
+    from data.leakage import find_copies
+
+    train, test = TRAINING_ROWS["reward model"], TRAINING_ROWS["reward test"]
+    shared, n = Counter(r.reference for r in test).most_common(1)[0]
+    assert n >= 2  # a reference several test rows hold
+    mutated = [dataclasses.replace(train[0], reference=shared), *train[1:]]
+    copies = find_copies({"reward model (mutated)": _texts(mutated)}, sentence_index, "held_out",
+                         ALLOWED_COPIES["held_out"])
+    assert copies and {c.item for c in copies} == {train[0].id}, _describe(copies)
+
+
+def test_mutation_c_a_test_candidate_with_a_training_only_sentence_one_word_changed_fails(
+        evaluated_texts, sentence_index, corpus, corpus_split):
+    from data.leakage import find_copies, units
+
+    # a training-only sentence of 8+ tokens; one word (the last before the full stop) changed
+    sentence = next(s.text for r in corpus.values() if corpus_split.of(r.id) == "train"
+                    for s in r.findings + r.impression
+                    if len(units(s.text)) == 1 and units(s.text)[0] in sentence_index.only("training")
+                    and len(units(s.text)[0]) >= 8 and s.text.endswith(".") and " " in s.text)
+    head, last = sentence[:-1].rsplit(" ", 1)
+    changed = f"{head} {'unchanged' if last != 'unchanged' else 'stable'}."
+    assert units(changed)[0] not in sentence_index.held_out | sentence_index.training  # a new sentence
+    what = next(iter(evaluated_texts))
+    (name, ref), (_, cand) = evaluated_texts[what][:2]
+    mutated = {what: [(name, ref), ("mutated candidate", f"{cand} {changed}"), *evaluated_texts[what][2:]]}
+    copies = find_copies(mutated, sentence_index, "training", ALLOWED_COPIES["training"])
+    assert [(c.item, c.distance) for c in copies] == [("mutated candidate", 1)], _describe(copies)
+
+
+def test_the_checker_finds_near_copies_by_its_stated_threshold():
+    """SYNTHETIC reports: 1 edit of a 5-7-token sentence and 2 of an 8+-token one are near copies;
+    3 edits, or 1 edit of a 4-token sentence, are not; a sentence both sides hold is nobody's."""
+    from types import SimpleNamespace as NS
+
+    from data.leakage import SentenceIndex, find_copies
+
+    def report(rid, *texts):
+        return NS(id=rid, findings=[NS(text=t) for t in texts], impression=[])
+
+    reports = [report("t1", "Moderate right pleural effusion with adjacent compressive atelectasis noted.",
+                      "Small left apical nodule.", "No pneumothorax."),
+               report("r1", "No pneumothorax.", "Heart size is normal.")]
+    index = SentenceIndex.from_sides(reports, ["t1"], ["r1"])
+
+    def found(text):
+        return [c.distance for c in find_copies({"x": [text]}, index, "held_out")]
+
+    assert found("Moderate right pleural effusion with adjacent compressive atelectasis noted.") == [0]
+    assert found("Large right pleural effusion with adjacent compressive atelectasis noted.") == [1]
+    assert found("Large right pleural effusion with adjacent atelectasis noted.") == [2]
+    assert found("Large left pleural effusion with adjacent atelectasis noted.") == []  # 3 edits
+    assert found("Small right apical nodule.") == []  # 4 tokens: word for word only
+    assert found("No pneumothorax. Heart size is normal.") == []  # both sides / training side
+    with pytest.raises(ValueError, match="both sides"):
+        SentenceIndex.from_sides(reports, ["t1"], ["t1", "r1"])

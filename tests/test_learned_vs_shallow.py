@@ -87,3 +87,33 @@ def test_a_run_that_is_not_the_sample_config_is_refused_naming_the_setting(tmp_p
     assert not (tmp_path / "x.json").exists()
     same = _run_folder(tmp_path / "same", 42, figures, config="configs/bleurt/sample.yaml")
     assert _call("--run", f"clinical_bleurt={same}", "--out", str(tmp_path / "x.json")).returncode == 0
+
+
+def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tmp_path, monkeypatch):
+    """``--shallow-only`` recomputes the shallow rows alone (here the recomputation is stubbed: the
+    real one runs the training commands' own code on the default sets) and says what produced them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learned_vs_shallow", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "learned_vs_shallow.json"
+    learned = {"test": {"pearson": 0.5, "kendall": 0.36}, "shallow_test": {"pearson": 0.51, "kendall": 0.41},
+               "command": "python -m train bleurt fit ...", "set": "SYNTHETIC ..."}
+    out.write_text(json.dumps({"clinical_bleurt": {"42": dict(learned), "43": dict(learned)}}))
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    (sets / "generator_synthetic.json").write_text(json.dumps({"seed": 0, "fingerprint": "abc123"}))
+    record = {"version": "v2", "chosen_on_validation_of_train_rows": {"alpha": 30.0}}
+    monkeypatch.setattr(mod, "shallow_only", lambda folder: {"clinical_bleurt": ({"pearson": 0.7, "kendall": 0.58},
+                                                                               record)})
+    mod.main(["--shallow-only", "--synthetic", str(sets), "--out", str(out)])
+    data = json.loads(out.read_text())
+    for seed in ("42", "43"):
+        entry = data["clinical_bleurt"][seed]
+        assert entry["test"] == learned["test"] and entry["command"] == learned["command"]
+        assert entry["shallow_test"] == {"pearson": 0.7, "kendall": 0.58} and entry["shallow_learner"] == record
+        assert entry["shallow_command"].startswith("python benchmarks/learned_vs_shallow.py --shallow-only")
+        assert "fingerprint abc123" in entry["shallow_set"]
+    with pytest.raises(SystemExit):
+        mod.main(["--shallow-only", "--demo", "x", "--out", str(out)])

@@ -160,16 +160,21 @@ def fitted_side(cfg) -> list:
     return [pairs[i] for i in split_pairs(pairs, cfg.split).train]
 
 
-def shallow_scores(cfg, texts: dict[str, tuple[list, list]]) -> dict[str, np.ndarray]:
-    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
-    search's train pairs, with ``sign * rating`` as target so that higher is better, scoring each of
-    ``texts`` (name -> (references, candidates))."""
+def shallow_scores(cfg, texts: dict[str, tuple[list, list]], chosen: dict | None = None) -> dict[str, np.ndarray]:
+    """The shallow learner (:mod:`train.evaluation.baselines`) fitted on the search's train pairs,
+    with ``sign * rating`` as target so that higher is better, scoring each of ``texts`` (name ->
+    (references, candidates)). ``chosen``, when given, receives its version and what it chose on a
+    validation part of those train pairs."""
     from train.evaluation.baselines import shallow_learner
 
     train = fitted_side(cfg)
     sign = float(cfg.objective.sign)
     model = shallow_learner([p.reference for p in train], [p.candidate for p in train],
                             [sign * p.rating for p in train])
+    if chosen is not None:
+        from train.evaluation.baselines import SHALLOW_VERSION
+
+        chosen.update({"version": SHALLOW_VERSION, **model.chosen()})
     return {name: model.predict(refs, cands) for name, (refs, cands) in texts.items()}
 
 
@@ -225,8 +230,9 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
                             str(export), encoder, matrices, cfg.scorer,
                             [b for b in baselines if b not in unavailable], progress)
     syn, opp = {k: v[:n_t] for k, v in both.items()}, {k: v[n_t:] for k, v in both.items()}
+    shallow_choice: dict = {}
     shallow = shallow_scores(cfg, {"held": (refs, cands), "syn": (originals, [t.synonym for t in triads]),
-                                   "opp": (originals, [t.opposite for t in triads])})
+                                   "opp": (originals, [t.opposite for t in triads])}, shallow_choice)
     scores[SHALLOW_NAME] = shallow["held"]
     syn[SHALLOW_NAME], opp[SHALLOW_NAME] = shallow["syn"], shallow["opp"]
     _stage("scoring the held-out pairs and the triads", timings, t0)
@@ -261,6 +267,7 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
               "tune_seed": int(cfg.search.sampler_seed),
               "held_out": {"pairs": len(test), "groups": len(set(groups))}, "triads": len(triads),
               "metrics": rows, "unavailable": unavailable,
+              "shallow_learner": shallow_choice,  # chosen on validation of the search's train pairs
               "check_tuned_vs_tune_report": {"method": cfg.objective.correlation, "demo": ours,
                                              "tune_report": tune_test},
               "tuned_matrix": tuned.to_official(), "timings_s": timings,

@@ -140,7 +140,9 @@ def test_shallow_learner_learns_a_planted_signal_on_held_out_rows():
     model = shallow_learner(refs, cands, y)
     assert pearsonr(model.predict(er, ec), ey).statistic > 0.95
     got = shallow_rating_baseline(refs, cands, y, er, ec, ey)
-    assert set(got) == {SHALLOW_NAME} and set(got[SHALLOW_NAME]) == {"pearson", "kendall"}
+    assert set(got) == {SHALLOW_NAME}
+    assert set(got[SHALLOW_NAME]) == {"pearson", "kendall", "alpha", "char_weight", "count_weight"}
+    assert got[SHALLOW_NAME]["alpha"] == model.selection["alpha"]  # the validation choice, recorded
     assert got[SHALLOW_NAME]["pearson"] > 0.95
 
 
@@ -178,3 +180,79 @@ def test_shallow_pair_baseline_orders_the_better_candidate_first():
     acc = shallow_pair_baseline(*tr, *te)["shallow_ridge"]
     assert acc > 0.95
     assert np.isnan(shallow_pair_baseline(*tr, [], [], [])["shallow_ridge"])
+
+
+def test_count_features_and_diff_texts_of_one_pair():
+    from train.evaluation.baselines import COUNT_FEATURES, count_features, diff_texts
+
+    ref, cand = "FINDINGS: No effusion. Heart is normal. No 3 mm nodule.", "Effusion. Heart is normal. No 5 mm nodule."
+    assert diff_texts(ref, cand) == ("findings : no | 3", "5")
+    row = dict(zip(COUNT_FEATURES, count_features([ref], [cand])[0]))
+    assert row["ref_sentences"] == 3 and row["cand_sentences"] == 3 and row["ref_sentences_kept"] == 1
+    assert row["negation_cues_deleted"] == 1 and row["negation_cues_inserted"] == 0
+    assert row["number_tokens_changed"] == 2 and row["altered_with_negation_change"] == 1
+    assert row["length_difference"] == -3 and row["diff_hunks"] == -2
+    assert count_features([], []).shape == (0, len(COUNT_FEATURES))
+
+
+def test_the_validation_part_holds_whole_references_of_the_train_rows():
+    from train.evaluation.baselines import SHALLOW_VALIDATION_SHARE, _group_holdout
+
+    groups = [f"ref {k % 40}" for k in range(200)]
+    fit, val = _group_holdout(groups, SHALLOW_VALIDATION_SHARE, 0)
+    assert not {groups[i] for i in fit} & {groups[i] for i in val}
+    assert len(val) == pytest.approx(SHALLOW_VALIDATION_SHARE * len(groups), abs=10)
+
+
+def test_the_penalty_and_block_weights_are_chosen_on_validation_and_recorded(monkeypatch):
+    import train.evaluation.baselines as b
+
+    refs, cands, y = _toy(300, 0)
+    model = b.ShallowLearner("ridge").fit(refs, cands, y)
+    sel = model.selection
+    assert sel["alpha"] in b.SHALLOW_ALPHAS and sel["criterion"] == "validation Kendall tau-b"
+    assert sel["char_weight"] in b.SHALLOW_BLOCK_WEIGHTS["char_weight"]
+    assert sel["validation_rows"] + sel["fit_rows"] == len(refs) and sel["validation_rows"] > 0
+    assert model.chosen() == {"alpha": sel["alpha"], "char_weight": sel["char_weight"],
+                              "count_weight": sel["count_weight"]}
+    # a one-point grid is what it picks; a given alpha skips the search
+    monkeypatch.setattr(b, "SHALLOW_ALPHAS", (30.0,))
+    monkeypatch.setattr(b, "SHALLOW_BLOCK_WEIGHTS", {"char_weight": (0.5,), "count_weight": (2.0,)})
+    assert b.ShallowLearner("ridge").fit(refs, cands, y).chosen() == {"alpha": 30.0, "char_weight": 0.5,
+                                                                      "count_weight": 2.0}
+    assert b.ShallowLearner("ridge", alpha=3.0).fit(refs, cands, y).selection["criterion"] == "given"
+    chosen = {}
+    b.shallow_pair_baseline(refs, refs, cands, refs[:5], refs[:5], cands[:5], chosen=chosen)
+    assert chosen == {"alpha": 30.0, "char_weight": 0.5, "count_weight": 2.0}
+
+
+def _suffix_toy(n: int, seed: int, stems: list[str]):
+    """SYNTHETIC: two words are inserted; one ending in -itis is an error (-1), one ending in -ment
+    is not; the stems at test time are words the train rows never had, so only their characters tell."""
+    import random
+
+    rng = random.Random(seed)
+    refs, cands, y = [], [], []
+    for _ in range(n):
+        ref = f"the lungs are clear . no acute process . study {rng.randint(0, 10 ** 6)} ."
+        words = [rng.choice(stems) + ("itis" if rng.random() < 0.5 else "ment") for _ in range(2)]
+        refs.append(ref)
+        cands.append(ref + "".join(f" {w} ." for w in words))
+        y.append(-float(sum(w.endswith("itis") for w in words)))
+    return refs, cands, y
+
+
+def test_character_ngrams_carry_a_signal_to_words_never_seen_in_training(monkeypatch):
+    from scipy.stats import pearsonr
+
+    import train.evaluation.baselines as b
+
+    train = _suffix_toy(300, 0, ["gastr", "nephr", "arthr", "derm", "hepat", "col"])
+    test = _suffix_toy(100, 1, ["mening", "pancreat", "oste", "vascul"])
+    full = b.shallow_learner(*train)
+    assert pearsonr(full.predict(*test[:2]), test[2]).statistic > 0.8
+    # the v1 learner (word diff tokens only, alpha 1) cannot: the test words have no feature
+    monkeypatch.setattr(b, "SHALLOW_ALPHAS", (1.0,))
+    monkeypatch.setattr(b, "SHALLOW_BLOCK_WEIGHTS", {"char_weight": (0.0,), "count_weight": (0.0,)})
+    words_only = b.shallow_learner(*train).predict(*test[:2])
+    assert np.ptp(words_only) < 1e-6 or abs(pearsonr(words_only, test[2]).statistic) < 0.3

@@ -80,7 +80,8 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
                                             shallow_rating_baseline)
 
     assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in (*BESIDE_MODEL, SHALLOW_NAME)
-                                                        for s in ("pearson", "kendall")}
+                                                        for s in ("pearson", "kendall")} | {
+        f"test/baseline/{SHALLOW_NAME}/{k}" for k in ("alpha", "char_weight", "count_weight")}  # its validation choice
     splits = BleurtDataModule(train_path=rows, split_by="column").read_splits()
     test_rows, train_rows = splits["test"], splits["train"]
     refs, cands, target = ([p.reference for p in test_rows], [p.candidate for p in test_rows],
@@ -92,6 +93,7 @@ def test_fit_tests_exports_and_the_export_predicts_the_same(rows, tiny_backbone,
     shallow = shallow_rating_baseline([p.reference for p in train_rows], [p.candidate for p in train_rows],
                                       [p.rating for p in train_rows], refs, cands, target)[SHALLOW_NAME]
     assert metrics[f"test/baseline/{SHALLOW_NAME}/pearson"] == pytest.approx(shallow["pearson"])
+    assert metrics[f"test/baseline/{SHALLOW_NAME}/alpha"] == shallow["alpha"]
     out = capsys.readouterr().out
     assert "test split: the model beside text-only baselines" in out and SHALLOW_LABEL in out
     line = next(line for line in out.splitlines() if line.startswith("this model"))

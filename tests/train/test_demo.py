@@ -43,7 +43,7 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
     for label in ("RaTEScore (released long W)", "RaTEScore (released short W)", "RaTEScore (tuned W, this run)",
                   "BLEU-4", "BLEU-2", "ROUGE-L", "BERTScore (MiniLM)", "METEOR", "trivial: difflib change hunks",
                   "trivial: negation-cue count difference", "trivial: unigram F1",
-                  "trivial: sentences not kept word for word", "shallow learner (ridge on diff tokens"):
+                  "trivial: sentences not kept word for word", "shallow learner (ridge on word and character diff n-grams"):
         assert label in printed
     report = json.loads((out / "demo_report.json").read_text())
     assert report["synthetic"] is True

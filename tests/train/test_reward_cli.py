@@ -116,8 +116,10 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows
     from data.ratings import pair_er2_rows, read_er2_jsonl
     from train.evaluation.baselines import BESIDE_MODEL, SHALLOW_LABEL, SHALLOW_NAME, unigram_f1
 
+    chosen = [f"{p}{k}" for p in ("", "pair_") for k in ("alpha", "char_weight", "count_weight")]
     assert {k for k in metrics if "/baseline/" in k} == {f"test/baseline/{n}/{s}" for n in (*BESIDE_MODEL, SHALLOW_NAME)
-                                                        for s in ("pair_acc", "kendall")}
+                                                        for s in ("pair_acc", "kendall")} | {
+        f"test/baseline/{SHALLOW_NAME}/{k}" for k in chosen}  # what the shallow learner chose on validation
     pairs, _ = pair_er2_rows([r for r in read_er2_jsonl(er2_rows) if r.meta["split"] == "test"])
     refs = [p.reference for p in pairs]
     expected_acc = np.mean(unigram_f1(refs, [p.accepted.candidate for p in pairs])

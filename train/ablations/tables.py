@@ -146,13 +146,13 @@ def build_encoders(ctx: Context) -> Table:
         res = ctx.ev.agreement(model.predict([p.reference for p in pairs], [p.candidate for p in pairs]),
                                [p.rating for p in pairs], [p.group for p in pairs], ("pearson",))
         table.rows.append(Row(SHALLOW_NAME, {}, {"Pearson": Cell.of(res["pearson"])}, MEASURED,
-                              f"ridge on diff tokens, fitted on the {n_train} Task 1 train pairs "
+                              f"ridge on diff n-grams and counts, fitted on the {n_train} Task 1 train pairs "
                               "(train/evaluation/baselines.py)", in_paper=False))
     return table
 
 
 def shallow_on_task_train(ctx: Context, number: int, anything_to_evaluate: bool):
-    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    """The shallow learner (ridge on diff n-grams and counts, :mod:`train.evaluation.baselines`) fitted on the
     train split of RaTE-Eval Task ``number``, as ``(model, training pairs)``; or the row saying why it
     is unavailable. It is never fitted on a pair it is evaluated on: where the profile evaluates the
     train split too, there is no row (issue #29)."""
@@ -250,7 +250,7 @@ def er2_train_rows(run: RunResult):
 
 def shallow_er2_rows(ctx: Context, runs: list[RunResult], methods: tuple[str, ...],
                      label: str | None = None) -> list[Row]:
-    """The shallow learner (ridge on diff tokens, :mod:`train.evaluation.baselines`) fitted on the
+    """The shallow learner (ridge on diff n-grams and counts, :mod:`train.evaluation.baselines`) fitted on the
     training rows of ER²Score runs (each run's own data module and split, the rows' totals as the
     target) and scored on the ReXVal pairs: what a linear model of the edit learns from the rows the
     runs learned from (issue #29). The ReXVal layout has no train split of its own.
@@ -290,7 +290,7 @@ def shallow_er2_rows(ctx: Context, runs: list[RunResult], methods: tuple[str, ..
         res = ctx.ev.agreement(model.predict(refs, cands), errors, groups, methods, sign=-1.0)
         seen_refs = {r.reference for r in train}
         held = sum(ref in seen_refs for ref in set(refs))
-        source = (f"ridge on diff tokens, fitted on the {len(train)} training rows of ER²Score {run.source()}"
+        source = (f"ridge on diff n-grams and counts, fitted on the {len(train)} training rows of ER²Score {run.source()}"
                   + (f", the same rows as {', '.join(names[1:])}" if len(names) > 1 else "")
                   + f" (their totals; train/evaluation/baselines.py); {held} of the {len(set(refs))} evaluated "
                   "references are among these rows' references")

@@ -198,7 +198,7 @@ def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
         cells["synthetic Acc"] = Cell(triad_accuracy(model.predict(originals, [t.synonym for t in task3]),
                                                      model.predict(originals, [t.opposite for t in task3])),
                                       n=len(task3))
-    return Row(SHALLOW_NAME, {}, cells, MEASURED, f"ridge on diff tokens, fitted on the {n_train} Task 2 train "
+    return Row(SHALLOW_NAME, {}, cells, MEASURED, f"ridge on diff n-grams and counts, fitted on the {n_train} Task 2 train "
                "pairs (train/evaluation/baselines.py)", in_paper=False)
 
 

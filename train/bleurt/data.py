@@ -210,7 +210,7 @@ class BleurtDataModule(pl.LightningDataModule):
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """Pearson and Kendall of the text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on
         the rows of ``split``, for the table beside the model's metrics, and of the shallow learner
-        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff tokens) fitted on the train rows only."""
+        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff n-grams and counts) fitted on the train rows only."""
         from train.evaluation.baselines import rating_baselines, shallow_rating_baseline
 
         splits = self.read_splits()

@@ -14,7 +14,7 @@ What it adds to LightningCLI:
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only);
 - after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
-  :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff tokens, fitted on
+  :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff n-grams and counts, fitted on
   the train rows only) on the same test rows, printed beside the model's figures
   and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
 """

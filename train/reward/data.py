@@ -224,9 +224,11 @@ class RewardDataModule(pl.LightningDataModule):
         as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
         tau-b against the totals of the paired candidates. Beside them the shallow learner
         (:data:`~train.evaluation.baselines.SHALLOW_NAME`), fitted on the train split's pairs and rows only:
-        its pair accuracy from the logistic pair model, its Kendall from the ridge on the totals."""
-        from train.evaluation.baselines import (pair_baselines, rating_baselines, shallow_pair_baseline,
-                                                shallow_rating_baseline)
+        its pair accuracy from the logistic pair model, its Kendall from the ridge on the totals, and
+        beside them the values each chose on a validation part of the train rows (``alpha``,
+        ``char_weight``, ``count_weight`` of the ridge; ``pair_alpha``, ... of the pair model)."""
+        from train.evaluation.baselines import (SHALLOW_NAME, pair_baselines, rating_baselines,
+                                                shallow_pair_baseline, shallow_rating_baseline)
 
         def distinct(pairs):
             return list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
@@ -239,15 +241,22 @@ class RewardDataModule(pl.LightningDataModule):
         target = [self.system.total_to_internal(r.total) for r in rows]
         corr = rating_baselines([r.reference for r in rows], [r.candidate for r in rows], target)
         train = self.pairs.get("train") or []
+        chosen = {}
         if split != "train" and train:
+            pair_chosen: dict = {}
             acc.update(shallow_pair_baseline([p.reference for p in train], [p.accepted.candidate for p in train],
-                                             [p.rejected.candidate for p in train], refs, better, worse))
+                                             [p.rejected.candidate for p in train], refs, better, worse,
+                                             chosen=pair_chosen))
             trows = distinct(train)
             corr.update(shallow_rating_baseline(
                 [r.reference for r in trows], [r.candidate for r in trows],
                 [self.system.total_to_internal(r.total) for r in trows],
                 [r.reference for r in rows], [r.candidate for r in rows], target))
-        return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"]} for n in acc}
+            # the values each shallow model chose on validation (train rows only), logged beside its figures
+            chosen = {k: v for k, v in corr[SHALLOW_NAME].items() if k not in ("pearson", "kendall")}
+            chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
+        return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"], **(chosen if n == SHALLOW_NAME else {})}
+                for n in acc}
 
     # --- batches -----------------------------------------------------------------------------------
     def collate(self, items: list[PairItem], cross: bool = False) -> dict:

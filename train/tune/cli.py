@@ -87,8 +87,9 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
                                float(rep.confidence), int(rep.seed))
     results.update(compare_trivial(pairs, {"train": split.train, "test": split.test}, ratings, groups, method, sign,
                                    int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed)))
+    shallow_choice: dict = {}
     results.update(compare_shallow(pairs, {"train": split.train, "test": split.test}, ratings, groups, method, sign,
-                                   int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed)))
+                                   int(rep.bootstrap_resamples), float(rep.confidence), int(rep.seed), shallow_choice))
     title = (f"tune-weights {cfg.name}: {label}{cfg.data.format}, {len(split.train)} train / "
              f"{len(split.test)} test pairs, {len(trials)} trials, penalty mode {cfg.scorer.penalty}")
     table = format_table(results, method, sign, float(rep.confidence), title)
@@ -109,6 +110,7 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
         "search": {**search, "best_trial": best.number, "best_value": best.value, "complete_trials": len(trials)},
         "affinity_matrix": tuned.to_official(), "affinity_matrix_path": str(matrix_path),
         "results": results, "table": table, "versions": _versions(),
+        "shallow_learner": shallow_choice,  # its penalty and block weights, chosen on validation of the train pairs
         "seconds_total": round(time.perf_counter() - t0, 3),
     }
     write_report(run_dir / "report.json", report)

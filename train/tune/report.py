@@ -55,11 +55,12 @@ def compare_trivial(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarr
 
 
 def compare_shallow(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarray, groups: list, method: str,
-                    sign: float, n_resamples: int, confidence: float, seed: int) -> dict:
-    """``{SHALLOW_NAME: {split name: CorrelationResult dict}}``: the shallow learner (ridge on diff
-    tokens, :mod:`train.evaluation.baselines`) fitted on the ``train`` side only, with ``sign *
-    rating`` as target (higher is better), then scored on every side (on ``train`` that is its own
-    fitting data: an upper bound, not a held-out figure)."""
+                    sign: float, n_resamples: int, confidence: float, seed: int, chosen: dict | None = None) -> dict:
+    """``{SHALLOW_NAME: {split name: CorrelationResult dict}}``: the shallow learner
+    (:mod:`train.evaluation.baselines`) fitted on the ``train`` side only, with ``sign * rating`` as
+    target (higher is better), then scored on every side (on ``train`` that is its own fitting
+    data: an upper bound, not a held-out figure). ``chosen``, when given, receives its version and
+    what it chose on a validation part of the train side (its penalty and block weights)."""
     from train.evaluation.baselines import SHALLOW_NAME, shallow_learner
 
     train = sides["train"]
@@ -67,6 +68,10 @@ def compare_shallow(pairs: list, sides: dict[str, np.ndarray], ratings: np.ndarr
         return {}
     model = shallow_learner([pairs[i].reference for i in train], [pairs[i].candidate for i in train],
                             sign * np.asarray(ratings, dtype=np.float64)[train])
+    if chosen is not None:
+        from train.evaluation.baselines import SHALLOW_VERSION
+
+        chosen.update({"version": SHALLOW_VERSION, **model.chosen()})
     out = {}
     for split, idx in sides.items():
         scores = model.predict([pairs[i].reference for i in idx], [pairs[i].candidate for i in idx])
@@ -89,7 +94,8 @@ def format_table(results: dict, method: str, sign: float, confidence: float, tit
         lines.append(f"{name:<{width}}" + "".join(f"{_cell(per_split[s]):<28}" for s in splits))
     lines.append("RaTEScore rows by matrix (tuned, long, short, uniform); diff_hunks, negation_keywords, "
                  "unigram_f1 and sentences_changed are trivial baselines with no model, shallow_ridge a ridge "
-                 "regression on diff tokens fitted on the train pairs (its train column is in-sample) "
+                 "regression on word and character diff n-grams and counts fitted on the train pairs, its "
+                 "penalty chosen on a validation part of them (its train column is in-sample) "
                  "(train/evaluation/baselines.py)")
     return "\n".join(lines)
 
