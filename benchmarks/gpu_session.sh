@@ -80,7 +80,7 @@ export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 # + preflight 20 + probes 88 + released-import check 10 + bench 60 + autocast 26 + profile 25 = 253 s; run 2: unpack 3 + models 17 + preflight
 # 20 + rehearse 215-245 (185-200 s of stages, scaled from two CPU rehearsals, and 30-45 s of start and stand-ins) = ~280 s.
 # A timeout bounds its step (1.2-2x the expected time), not the run, except T_REHEARSE, which ends run 2 by ~290 s
-# (a rehearsal cut there keeps its per-stage lines in the log, not its report JSON). Run 1's steps run in the order
+# (a rehearsal cut there keeps the report of the configs it finished: it rewrites report.json after each). Run 1's steps run in the order
 # of their value (probes, bench, autocast, profile), so a run cut short by the device loses the last.
 T_SETUP=${T_SETUP:-15}       # each unpack: xz, 0.1 GB unpacked (2-4 s on an idle host; 17 s on this 2-core CPU under load)
 T_MODELS=${T_MODELS:-40}     # stand-in weights (+ random NER), one process: 17 + 12 s on the H100 in two (2026-11-27)
