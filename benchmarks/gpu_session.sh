@@ -6,7 +6,7 @@
 #   here, first (PyPI needed):  .venv/bin/python benchmarks/gpu_carry.py    # -> checkpoints/gpu_carry
 #       (prints its size with the working tree: 41.5 MiB of the 64 MiB limit on 2026-11-28; it refuses to pass it)
 #   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu_session.sh
-#       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~255 s)
+#       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~275 s)
 #   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu_session.sh
 #       the rehearsal of all 26 paper configs on CUDA (~280 s)
 # `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
@@ -77,7 +77,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OF
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 
 # Seconds per step (see the header for where they come from). Expected on the H100, run 1: unpack 4 + models 20
-# + preflight 20 + probes 88 + released-import check 10 + bench 60 + autocast 26 + profile 25 = 253 s; run 2: unpack 3 + models 17 + preflight
+# + preflight 20 + probes ~110 + released-import check 10 + bench 60 + autocast 26 + profile 25 = ~275 s; run 2: unpack 3 + models 17 + preflight
 # 20 + rehearse 215-245 (185-200 s of stages, scaled from two CPU rehearsals, and 30-45 s of start and stand-ins) = ~280 s.
 # A timeout bounds its step (1.2-2x the expected time), not the run, except T_REHEARSE, which ends run 2 by ~290 s
 # (a rehearsal cut there keeps the report of the configs it finished: it rewrites report.json after each). Run 1's steps run in the order
@@ -85,8 +85,8 @@ export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
 T_SETUP=${T_SETUP:-15}       # each unpack: xz, 0.1 GB unpacked (2-4 s on an idle host; 17 s on this 2-core CPU under load)
 T_MODELS=${T_MODELS:-40}     # stand-in weights (+ random NER), one process: 17 + 12 s on the H100 in two (2026-11-27)
 T_PREFLIGHT=${T_PREFLIGHT:-30}        # 16-20 s on the H100 (2026-11-27)
-T_PROBE_REWARD=${T_PROBE_REWARD:-35}  # 21 s on the H100 with --steps 2 (2026-11-27)
-T_PROBE_NER=${T_PROBE_NER:-30}        # 19 s
+T_PROBE_REWARD=${T_PROBE_REWARD:-50}  # 21 s on the H100 with one timed step (2026-11-27), ~32 s with PROBE_TIMING
+T_PROBE_NER=${T_PROBE_NER:-45}        # 19 s, ~28 s
 T_PROBE_BLEURT=${T_PROBE_BLEURT:-30}  # 17 s
 T_PROBE_PHI=${T_PROBE_PHI:-30}        # 16 s
 T_PROBE_SPAN=${T_PROBE_SPAN:-30}      # 15 s
@@ -100,9 +100,11 @@ PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml 
                configs/reward/phi_2.yaml configs/ner/span_biolord.yaml)
 PROBE_TIMEOUTS=("$T_PROBE_REWARD" "$T_PROBE_NER" "$T_PROBE_BLEURT" "$T_PROBE_PHI" "$T_PROBE_SPAN")
 PROBE_ARGS=("" "" "" "--layers 2" "--batch-size 8")  # what each probe builds smaller than the config
-# The probes' timing flags, one place. TO CHANGE after merging the memory probe's --warmup-steps / stability work:
-# e.g. "--steps 10 --warmup-steps 5" (then raise the T_PROBE_* above by the extra steps' time).
-PROBE_TIMING=${PROBE_TIMING:-"--steps 2"}
+# The probes' timing flags, one place (python -m train memory-probe --help): 3 untimed warm-up steps, then at least
+# 5 timed steps until the last 5 are stable ((max - min) / median <= 5%), at most 20 or 8 s of timed steps. On the
+# H100's 2026-11-27 step times that adds ~11 s (Llama-3, 1.2 s a step), ~9 s (DeBERTa-v3, 0.69 s) and ~1 s each
+# (the others) to the probes' 15-21 s; the 2026-11-27 run timed one step after one warm-up (provisional rows).
+PROBE_TIMING=${PROBE_TIMING:-"--warmup-steps 3 --steps 5 --max-steps 20 --time-budget-s 8"}
 # The RaTEScore benchmark, sized to T_BENCH: on the GPU each scoring run is a process whose start (imports, CUDA,
 # models) outweighs its pairs (2026-11-27: eight radscore runs of 300 / 200 / 60 pairs took 219 s), so the run count
 # is what costs; the released package's own pace is the other cost (4.1 pairs/s on the sample workload on the 2-core

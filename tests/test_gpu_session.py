@@ -74,8 +74,13 @@ def test_the_probes_keep_their_configs_and_one_timing_variable():
     text = SCRIPT.read_text()
     block = re.search(r"PROBE_CONFIGS=\((.*?)\)", text, re.S).group(1).split()
     assert block == PROBES and all((ROOT / c).is_file() for c in block)
-    assert re.search(r'^PROBE_TIMING=\$\{PROBE_TIMING:-"--steps 2"\}', text, re.M)
+    timing = re.search(r'^PROBE_TIMING=\$\{PROBE_TIMING:-"([^"]*)"\}', text, re.M).group(1)
     assert "$PROBE_TIMING" in text and "--steps" not in text.split("PROBE_TIMING=")[1].split("\n", 1)[1]
+    # every timing flag is one the probe's command line takes, and the probe times until stable
+    probe_cli = (ROOT / "train/lightning/memory_probe.py").read_text()
+    flags = re.findall(r"(--[a-z-]+)", timing)
+    assert {"--warmup-steps", "--steps", "--max-steps", "--time-budget-s"} <= set(flags), timing
+    assert all(f'ap.add_argument("{f}"' in probe_cli for f in flags), timing
 
 
 def test_the_dry_run_lists_every_step_and_runs_none(tmp_path):
@@ -83,8 +88,8 @@ def test_the_dry_run_lists_every_step_and_runs_none(tmp_path):
     for expected in ["step unpack_rehearsal", "gpu_carry.py --unpack", "rehearsal_site.tar.xz",
                      "step unpack_released", "released_site.tar.xz",
                      "step models", "--random-weights", "--random-ner", "step preflight",
-                     *[f"memory-probe --config {c} --device cuda --steps 2" for c in PROBES],
-                     "--steps 2 --layers 2 --out", "--steps 2 --batch-size 8 --out",
+                     *[f"memory-probe --config {c} --device cuda --warmup-steps 3" for c in PROBES],
+                     "--time-budget-s 8 --layers 2 --out", "--time-budget-s 8 --batch-size 8 --out",
                      "step bench_ratescore", "bench_ratescore.py --device cuda --released-python",
                      "step bench_autocast", "bench_autocast.py --device cuda",
                      "step profile_ratescore", "profile_ratescore.py --device cuda",
