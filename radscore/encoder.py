@@ -80,6 +80,6 @@ class EntityEncoder:
                 else:
                     m = mask.unsqueeze(-1).to(hidden.dtype)
                     vec = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
-                pending.push(batch, vec.float())
+                pending.push(batch, vec.float().contiguous())  # (a copy of the [CLS] rows: the batch's states are freed)
             pending.finish()
         return index, out
