@@ -25,7 +25,8 @@ forward passes' CPU time into matrix products (``addmm``/``mm``/``bmm``/``baddbm
 kernels) and the rest (GELU, softmax, layer norm, adds, copies), which the floor does not count.
 
 ``--profile-trace`` (with ``--device cpu|cuda``) does something else: for each workload it scores the
-pairs once untimed (the warm-up: the first call's one-off costs), then once under ``torch.profiler``
+pairs once untimed (the warm-up: the first call's one-off costs; ``--trace-cold``: no warm-up, the
+first pass is traced), then once under ``torch.profiler``
 (CPU activity, and CUDA activity on ``--device cuda``), and writes a JSON summary
 (:func:`trace_summary`): the top operators by self CPU time and, on CUDA, by self CUDA time, the
 wall time of the traced pass, and on CUDA the device's kernel timeline within it: the share of the
@@ -218,8 +219,9 @@ def busy_and_gaps(intervals: list[tuple[float, float]], start: float, end: float
             "kernel_stretches": len(merged), "gaps": len(gaps), "longest_gaps": sorted(gaps, reverse=True)[:top]}
 
 
-def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15) -> dict:
-    """One scoring pass of ``scorer`` under ``torch.profiler``, after an untimed warm-up pass: the
+def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15, warmup: bool = True) -> dict:
+    """One scoring pass of ``scorer`` under ``torch.profiler``, after an untimed warm-up pass (none
+    with ``warmup=False``: the process's first pass, its one-off costs included): the
     ``top`` operators by self CPU time (and by self CUDA time when the scorer is on CUDA) and, on
     CUDA, the kernel timeline within the pass (:func:`busy_and_gaps`: GPU busy share, host-bound
     idle time between kernels). The profiler's own overhead is in the wall time."""
@@ -230,9 +232,11 @@ def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15) -> d
     device = scorer.ner.device
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    t0 = time.perf_counter()
-    scorer.compute_score(cands, refs)  # the warm-up pass, untimed in the summary's figures
-    warmup = time.perf_counter() - t0
+    warmup_seconds = None
+    if warmup:
+        t0 = time.perf_counter()
+        scorer.compute_score(cands, refs)  # the warm-up pass, untimed in the summary's figures
+        warmup_seconds = time.perf_counter() - t0
     with profile(activities=activities) as prof:
         t0 = time.perf_counter()
         scorer.compute_score(cands, refs)  # floats back on the host: the device has finished
@@ -243,10 +247,11 @@ def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15) -> d
         ranked = sorted((e for e in averages if key(e) > 0), key=lambda e: -key(e))[:top]
         return [{"op": e.key, "self_ms": key(e) / 1e3, "calls": e.count} for e in ranked]
 
-    out = {"device": str(device), "pairs": len(cands), "warmup_seconds": warmup, "traced_seconds": wall,
+    out = {"device": str(device), "pairs": len(cands), "warmup_seconds": warmup_seconds, "traced_seconds": wall,
            "self_cpu_ms_total": sum(e.self_cpu_time_total for e in averages) / 1e3,
            "top_self_cpu": rows(lambda e: e.self_cpu_time_total),
-           "note": "self times in ms under torch.profiler (its overhead included); one pass after a warm-up pass"}
+           "note": "self times in ms under torch.profiler (its overhead included); one pass, "
+                   + ("after a warm-up pass" if warmup else "the process's first (cold)")}
     if cuda:
         device_time = lambda e: getattr(e, "self_device_time_total", 0) or 0  # noqa: E731
         out["top_self_cuda"] = rows(device_time)
@@ -276,8 +281,9 @@ def trace_main(args, workloads: dict, encoder: str) -> dict:
     for name, (cands, refs) in workloads.items():
         scorer = RaTEScore(args.ner, encoder, "long", splitter="rush", device=args.device,
                            batch_size=args.batch_size, precision=args.precision)
-        print(f"[{name}] {len(cands)} pairs: a warm-up pass, then one under torch.profiler ...", flush=True)
-        result["workloads"][name] = {**trace_summary(scorer, cands, refs, args.top),
+        what = "the first pass" if args.trace_cold else "a warm-up pass, then one"
+        print(f"[{name}] {len(cands)} pairs: {what} under torch.profiler ...", flush=True)
+        result["workloads"][name] = {**trace_summary(scorer, cands, refs, args.top, warmup=not args.trace_cold),
                                      "batch_size": scorer.ner.batch_size, "precision": args.precision}
     return result
 
@@ -286,8 +292,9 @@ def print_trace(result: dict) -> None:
     for name, w in result["workloads"].items():
         busy = (f", GPU busy {w['gpu_busy_share']:.1%}, idle between kernels {w['host_idle_between_kernels_ms']:.0f} ms"
                 if "gpu_busy_share" in w else "")
+        warm = f"warm-up {w['warmup_seconds']:.2f} s" if w["warmup_seconds"] is not None else "cold: no warm-up"
         print(f"\n== {name}: {w['pairs']} pairs on {w['device']}, traced pass {w['traced_seconds']:.2f} s "
-              f"(warm-up {w['warmup_seconds']:.2f} s){busy}")
+              f"({warm}){busy}")
         for key in ("top_self_cpu", "top_self_cuda"):
             if key in w:
                 print(f"{key}: " + ", ".join(f"{r['op']} {r['self_ms']:.1f} ms" for r in w[key][:6]))
@@ -328,6 +335,8 @@ def main(argv=None) -> None:
     p.add_argument("--profile-trace", action="store_true",
                    help="instead of the stage table: per workload, one pass under torch.profiler after a warm-up "
                         "pass on --device, summarised (top ops by self CPU / CUDA time, GPU busy share)")
+    p.add_argument("--trace-cold", action="store_true",
+                   help="--profile-trace: trace each workload's first pass (no warm-up): where the one-off costs go")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="--profile-trace only (default cpu)")
     p.add_argument("--batch-size", type=int, default=None, help="--profile-trace only (default: the device's)")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="--profile-trace only")
@@ -345,7 +354,8 @@ def main(argv=None) -> None:
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
     encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
-    if not args.profile_trace and (args.device != "cpu" or args.batch_size or args.precision != "fp32"):
+    if not args.profile_trace and (args.device != "cpu" or args.batch_size or args.precision != "fp32"
+                                   or args.trace_cold):
         p.error("--device, --batch-size and --precision are for --profile-trace (the stage profile is fp32 on the CPU)")
     if args.profile_trace and args.device == "cuda":
         import torch

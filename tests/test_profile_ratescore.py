@@ -92,9 +92,15 @@ def test_profile_trace_summarises_one_pass_on_the_cpu(tiny_models):
     assert [r["self_ms"] for r in w["top_self_cpu"]] == sorted((r["self_ms"] for r in w["top_self_cpu"]), reverse=True)
     assert all(r["calls"] > 0 for r in w["top_self_cpu"]) and w["self_cpu_ms_total"] >= w["top_self_cpu"][0]["self_ms"]
     assert "top_self_cuda" not in w and "gpu_busy_share" not in w
+    main(["--profile-trace", "--trace-cold", "--precision", "bf16", "--batch-size", "2", "--ner", ner, "--encoder",
+          encoder, "--workloads", "sample", "--pairs", "3", "--out", str(out)])  # the first pass, traced
+    w = json.loads(out.read_text())["workloads"]["sample"]
+    assert w["warmup_seconds"] is None and "first (cold)" in w["note"] and w["traced_seconds"] > 0
+    assert w["precision"] == "bf16" and w["batch_size"] == 2 and w["top_self_cpu"]
 
 
 def test_the_trace_options_belong_to_the_trace(tiny_models):
     ner, encoder, root = tiny_models
-    with pytest.raises(SystemExit):
-        main(["--ner", ner, "--device", "cuda"])
+    for extra in (["--device", "cuda"], ["--trace-cold"], ["--precision", "bf16"]):
+        with pytest.raises(SystemExit):
+            main(["--ner", ner, *extra])
