@@ -5,7 +5,7 @@ encoded; its vector is either the ``[CLS]`` state (``pooling="cls"``, the releas
 the mean of the non-padding states (``pooling="mean"``, how sentence-transformers models such as
 all-MiniLM-L6-v2 were trained). Each distinct text is encoded once per call, in batches sorted by
 length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16 autocast: :func:`radscore.device.no_grad_for`),
-each batch's vectors read one batch late (:class:`radscore.ner.Deferred`: a GPU computes the next batch meanwhile).
+each batch's vectors read one batch late (:class:`radscore.ner.Deferred`: the next batch is launched first).
 """
 
 from __future__ import annotations

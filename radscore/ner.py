@@ -19,8 +19,8 @@ so every entity of the sentence is kept.
 Sentences are processed in batches sorted by length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16
 autocast, where inference mode would re-cast every weight each batch: :func:`radscore.device.no_grad_for`).
 Inputs go to the device without waiting for it (:func:`to_device`), and each batch's result is read one batch
-late (:class:`Deferred`), so that on a GPU the host prepares and reads batches while the device computes; the
-results are the same as reading each batch at once.
+late (:class:`Deferred`), so that on a GPU the host prepares and launches the next batch while the device still
+computes the current one; the results are the same as reading each batch at once.
 """
 
 from __future__ import annotations
@@ -153,10 +153,13 @@ def to_device(tensor: torch.Tensor, device) -> torch.Tensor:
 
 
 class Deferred:
-    """Reads each batch's result one batch late, so that a device runs batch k+1 while the host
-    reads batch k (``.cpu()`` waits for the device). ``read(batch, value)`` is called for every
-    batch, in order; :meth:`finish` reads the last. On the CPU nothing runs ahead: the same reads,
-    in the same order, with the same values."""
+    """Reads each batch's result one batch late: the host pads, copies and launches batch k+1
+    before it waits for batch k's result, so a GPU is not idle while the host prepares a batch.
+    (The wait itself, ``.cpu()``, is ordered on the device's stream after batch k+1, so it also
+    waits for that batch; a non-blocking copy to pinned memory with an event would let the host
+    read batch k while k+1 runs, not done as it cannot be tested without CUDA.)
+    ``read(batch, value)`` is called for every batch, in order; :meth:`finish` reads the last. On
+    the CPU nothing runs ahead: the same reads, in the same order, with the same values."""
 
     def __init__(self, read):
         self.read, self.pending = read, None

@@ -231,7 +231,7 @@ def test_bf16_casts_each_weight_once_per_pass_and_scores_as_before(kind, exports
 @pytest.mark.parametrize("kind", ["ratescore-iob", "ratescore-span"])
 def test_each_batch_is_read_after_the_next_one_is_sent(kind, exports, monkeypatch):
     """The NER model's and the encoder's batches are read one batch late (radscore.ner.Deferred): on a
-    GPU the host reads batch k (``.cpu()`` waits for it) while batch k+1 runs. On the CPU: the same
+    GPU the host launches batch k+1 before it waits for batch k's result. On the CPU: the same
     reads, each batch once, and the same scores as a scorer that reads every batch at once."""
     import radscore.encoder
     import radscore.ner
