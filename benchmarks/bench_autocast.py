@@ -8,7 +8,9 @@ Three settings of one scorer on the same sample report pairs (``bench_ratescore.
 ``torch.no_grad`` so that each weight is cast once per pass: :func:`radscore.device.no_grad_for`);
 and ``bf16, inference_mode``, the same under ``torch.inference_mode``, where autocast caches nothing
 and every forward pass casts every weight again (radscore before 2026-11-27). Each setting is scored
-once untimed, then ``--repeats`` times in turn with the others; the best time counts. Also: the
+once untimed (recorded as ``cold_seconds``), then ``--repeats`` times in turn with the others; the
+best time counts (warm: ``benchmarks/bench_ratescore.py``'s variants report the same, warm against
+warm, beside their first pass). Also: the
 casts (``aten::_to_copy``) of a NER pass over one batch and over six, under each bf16 setting (with
 the cache a further batch casts only its activations), and max |Δscore| between the two bf16
 settings (a cached cast is the same cast: 0 expected) and between bf16 and fp32.
@@ -82,6 +84,7 @@ def measure(args) -> dict:
                for p in ("fp32", "bf16")}
     contexts = Contexts()
     seconds = {s: [] for s in SETTINGS}
+    cold = {}
     scores = {}
     for rep in range(args.repeats + 1):  # the first round is the untimed warm-up
         for setting in SETTINGS:
@@ -91,6 +94,8 @@ def measure(args) -> dict:
             scores[setting] = scorer.compute_score(cands, refs)  # floats: the device has finished
             if rep:
                 seconds[setting].append(time.perf_counter() - t0)
+            else:
+                cold[setting] = time.perf_counter() - t0
             print(f"round {rep}{' (warm-up)' if not rep else ''}: {setting}: {time.perf_counter() - t0:.2f} s",
                   flush=True)
     casts = {}
@@ -106,6 +111,9 @@ def measure(args) -> dict:
     return {**device_facts(args.device), **cpu_class(), "ner": str(args.ner), "encoder": args.encoder or PACKAGED_MINILM,
             "pairs": len(cands), "batch_size": scorers["fp32"].ner.batch_size, "repeats": args.repeats,
             "seconds": seconds, "pairs_per_s": {s: len(cands) / t for s, t in best.items()},
+            # the untimed round, for comparison with bench_ratescore's cold figures (fp32 pays the process's
+            # first-call costs here, as it runs first)
+            "cold_seconds": cold,
             "bf16_over_fp32_speed": best["fp32"] / best["bf16"],
             "cache_speedup": best["bf16, inference_mode"] / best["bf16"],
             "casts_per_ner_pass": casts,

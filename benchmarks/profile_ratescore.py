@@ -24,6 +24,16 @@ in the same run, and so how far each forward pass is from its own matrix-product
 forward passes' CPU time into matrix products (``addmm``/``mm``/``bmm``/``baddbmm`` and SDPA's
 kernels) and the rest (GELU, softmax, layer norm, adds, copies), which the floor does not count.
 
+``--profile-trace`` (with ``--device cpu|cuda``) does something else: for each workload it scores the
+pairs once untimed (the warm-up: the first call's one-off costs; ``--trace-cold``: no warm-up, the
+first pass is traced), then once under ``torch.profiler``
+(CPU activity, and CUDA activity on ``--device cuda``), and writes a JSON summary
+(:func:`trace_summary`): the top operators by self CPU time and, on CUDA, by self CUDA time, the
+wall time of the traced pass, and on CUDA the device's kernel timeline within it: the share of the
+pass in which some kernel ran (GPU busy), the time between kernels (the device idle, waiting for
+the host), and the longest such gaps. Default output ``benchmarks/results/ratescore_trace_<class or
+cuda_GPU>.json``.
+
 ``--emulate-isa avx2`` runs the whole profile with torch, oneDNN and MKL capped at AVX2 (see the
 benchmark's option of the same name): the CI class's instruction set on this machine's cores.
 The JSON goes to ``benchmarks/results/ratescore_profile_<class>.json``; a table goes to stdout.
@@ -187,6 +197,109 @@ def profile_workload(name: str, cands: list[str], refs: list[str], args, encoder
     return out
 
 
+def busy_and_gaps(intervals: list[tuple[float, float]], start: float, end: float, top: int = 5) -> dict:
+    """The device timeline of ``intervals`` (kernel ``(start, end)`` times, any order, possibly
+    overlapping, e.g. on two streams) within the window ``[start, end]``: the time some kernel
+    ran (their union), the rest as idle, the gaps between consecutive busy stretches (and before
+    the first and after the last) and the ``top`` longest of them. Times in the units given."""
+    if end <= start:
+        raise ValueError(f"an empty window: start {start}, end {end}")
+    merged: list[list[float]] = []
+    for a, b in sorted((max(a, start), min(b, end)) for a, b in intervals):
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    busy = sum(b - a for a, b in merged)
+    edges = [start] + [x for ab in merged for x in ab] + [end]
+    gaps = [edges[k + 1] - edges[k] for k in range(0, len(edges), 2) if edges[k + 1] > edges[k]]
+    return {"window": end - start, "busy": busy, "busy_share": busy / (end - start), "idle": (end - start) - busy,
+            "kernel_stretches": len(merged), "gaps": len(gaps), "longest_gaps": sorted(gaps, reverse=True)[:top]}
+
+
+def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15, warmup: bool = True) -> dict:
+    """One scoring pass of ``scorer`` under ``torch.profiler``, after an untimed warm-up pass (none
+    with ``warmup=False``: the process's first pass, its one-off costs included): the
+    ``top`` operators by self CPU time (and by self CUDA time when the scorer is on CUDA) and, on
+    CUDA, the kernel timeline within the pass (:func:`busy_and_gaps`: GPU busy share, host-bound
+    idle time between kernels). The profiler's own overhead is in the wall time."""
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    device = scorer.ner.device
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    warmup_seconds = None
+    if warmup:
+        t0 = time.perf_counter()
+        scorer.compute_score(cands, refs)  # the warm-up pass, untimed in the summary's figures
+        warmup_seconds = time.perf_counter() - t0
+    with profile(activities=activities) as prof:
+        t0 = time.perf_counter()
+        scorer.compute_score(cands, refs)  # floats back on the host: the device has finished
+        wall = time.perf_counter() - t0
+    averages = prof.key_averages()
+
+    def rows(key):
+        ranked = sorted((e for e in averages if key(e) > 0), key=lambda e: -key(e))[:top]
+        return [{"op": e.key, "self_ms": key(e) / 1e3, "calls": e.count} for e in ranked]
+
+    out = {"device": str(device), "pairs": len(cands), "warmup_seconds": warmup_seconds, "traced_seconds": wall,
+           "self_cpu_ms_total": sum(e.self_cpu_time_total for e in averages) / 1e3,
+           "top_self_cpu": rows(lambda e: e.self_cpu_time_total),
+           "note": "self times in ms under torch.profiler (its overhead included); one pass, "
+                   + ("after a warm-up pass" if warmup else "the process's first (cold)")}
+    if cuda:
+        device_time = lambda e: getattr(e, "self_device_time_total", 0) or 0  # noqa: E731
+        out["top_self_cuda"] = rows(device_time)
+        events = prof.events()
+        kernels = [(e.time_range.start, e.time_range.end) for e in events if e.device_type == DeviceType.CUDA]
+        host = [e for e in events if e.device_type == DeviceType.CPU]
+        start = min(e.time_range.start for e in host)
+        end = max([e.time_range.end for e in host] + [b for _, b in kernels])
+        line = busy_and_gaps(kernels, start, end)
+        out["gpu_timeline_ms"] = {k: (v / 1e3 if k in ("window", "busy", "idle") else
+                                      [g / 1e3 for g in v] if k == "longest_gaps" else v) for k, v in line.items()}
+        out["gpu_busy_share"] = line["busy_share"]
+        out["host_idle_between_kernels_ms"] = line["idle"] / 1e3
+        out["kernels"] = len(kernels)
+        torch.cuda.synchronize(device)
+    return out
+
+
+def trace_main(args, workloads: dict, encoder: str) -> dict:
+    """``--profile-trace``: :func:`trace_summary` of each workload on ``args.device``."""
+    from bench_ratescore import device_facts
+
+    from radscore import RaTEScore
+
+    result = {"ner": args.ner, "encoder": args.encoder or "packaged:all-MiniLM-L6-v2", **device_facts(args.device),
+              **cpu_class(), "workloads": {}}
+    for name, (cands, refs) in workloads.items():
+        scorer = RaTEScore(args.ner, encoder, "long", splitter="rush", device=args.device,
+                           batch_size=args.batch_size, precision=args.precision)
+        what = "the first pass" if args.trace_cold else "a warm-up pass, then one"
+        print(f"[{name}] {len(cands)} pairs: {what} under torch.profiler ...", flush=True)
+        result["workloads"][name] = {**trace_summary(scorer, cands, refs, args.top, warmup=not args.trace_cold),
+                                     "batch_size": scorer.ner.batch_size, "precision": args.precision}
+    return result
+
+
+def print_trace(result: dict) -> None:
+    for name, w in result["workloads"].items():
+        busy = (f", GPU busy {w['gpu_busy_share']:.1%}, idle between kernels {w['host_idle_between_kernels_ms']:.0f} ms"
+                if "gpu_busy_share" in w else "")
+        warm = f"warm-up {w['warmup_seconds']:.2f} s" if w["warmup_seconds"] is not None else "cold: no warm-up"
+        print(f"\n== {name}: {w['pairs']} pairs on {w['device']}, traced pass {w['traced_seconds']:.2f} s "
+              f"({warm}){busy}")
+        for key in ("top_self_cpu", "top_self_cuda"):
+            if key in w:
+                print(f"{key}: " + ", ".join(f"{r['op']} {r['self_ms']:.1f} ms" for r in w[key][:6]))
+
+
 def print_table(result: dict) -> None:
     print(f"\nhardware class {result['hardware_class']}, ATen {result['cpu_capability']}, "
           f"GEMM {result['gemm_flops_per_s_for_floor'] / 1e9:.0f} GFLOP/s (best of the run)")
@@ -219,6 +332,15 @@ def main(argv=None) -> None:
     p.add_argument("--no-ops", dest="ops", action="store_false", help="skip the torch.profiler operator pass")
     p.add_argument("--emulate-isa", choices=sorted(ISA_ENVIRONMENT), default=None,
                    help="cap torch, oneDNN and MKL at this instruction set (see bench_ratescore.py)")
+    p.add_argument("--profile-trace", action="store_true",
+                   help="instead of the stage table: per workload, one pass under torch.profiler after a warm-up "
+                        "pass on --device, summarised (top ops by self CPU / CUDA time, GPU busy share)")
+    p.add_argument("--trace-cold", action="store_true",
+                   help="--profile-trace: trace each workload's first pass (no warm-up): where the one-off costs go")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="--profile-trace only (default cpu)")
+    p.add_argument("--batch-size", type=int, default=None, help="--profile-trace only (default: the device's)")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="--profile-trace only")
+    p.add_argument("--top", type=int, default=15, help="--profile-trace: operators listed per ranking")
     p.add_argument("--out", default=None,
                    help="default: benchmarks/results/ratescore_profile_<hardware class>.json")
     args = p.parse_args(argv)
@@ -232,8 +354,29 @@ def main(argv=None) -> None:
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
     encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
+    if not args.profile_trace and (args.device != "cpu" or args.batch_size or args.precision != "fp32"
+                                   or args.trace_cold):
+        p.error("--device, --batch-size and --precision are for --profile-trace (the stage profile is fp32 on the CPU)")
+    if args.profile_trace and args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("profile_ratescore: --device cuda, but torch sees no CUDA device")
     print("building workloads ...", flush=True)
     workloads = make_workloads(args.workloads, args.pairs)
+    if args.profile_trace:
+        result = trace_main(args, workloads, encoder)
+        if args.device == "cuda":
+            from bench_ratescore import result_path
+
+            out = Path(args.out) if args.out else result_path(result, "ratescore_trace")
+        else:
+            out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_trace_{result['hardware_class']}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print_trace(result)
+        print(f"wrote {out}")
+        return
     result = {"ner": args.ner, "encoder": args.encoder or PACKAGED_MINILM, "cpu_count": os.cpu_count(),
               **cpu_class(), "cpu_capability": torch_cpu_capability(), "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:

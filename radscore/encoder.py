@@ -4,7 +4,8 @@ Each entity text is tokenized alone (``max_length=30`` pieces, as the released p
 encoded; its vector is either the ``[CLS]`` state (``pooling="cls"``, the released behaviour) or
 the mean of the non-padding states (``pooling="mean"``, how sentence-transformers models such as
 all-MiniLM-L6-v2 were trained). Each distinct text is encoded once per call, in batches sorted by
-length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16 autocast: :func:`radscore.device.no_grad_for`).
+length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16 autocast: :func:`radscore.device.no_grad_for`),
+each batch's vectors read one batch late (:class:`radscore.ner.Deferred`: the next batch is launched first).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 
 from radscore.device import no_grad_for
 from radscore.models import PACKAGED_MINILM, resolve_model_path
-from radscore.ner import length_batches, pad_batch, pick_device
+from radscore.ner import Deferred, length_batches, pad_batch, pick_device
 
 POOLINGS = ("cls", "mean")
 ENTITY_MAX_LENGTH = 30  # pieces per entity text, special tokens included (released value)
@@ -65,6 +66,11 @@ class EntityEncoder:
         ids = self.tokenizer(distinct, truncation=True, max_length=self.max_length,
                              verbose=False)["input_ids"]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+
+        def read(batch, vec):  # one transfer and one host sync per batch, a batch late (Deferred)
+            out[batch] = vec.cpu().numpy()
+
+        pending = Deferred(read)
         with no_grad_for(self.device):
             for batch in length_batches([len(r) for r in ids], self.batch_size):
                 x, mask = pad_batch([ids[k] for k in batch], pad, self.device)
@@ -74,5 +80,6 @@ class EntityEncoder:
                 else:
                     m = mask.unsqueeze(-1).to(hidden.dtype)
                     vec = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
-                out[batch] = vec.float().cpu().numpy()
+                pending.push(batch, vec.float().contiguous())  # (a copy of the [CLS] rows: the batch's states are freed)
+            pending.finish()
         return index, out

@@ -18,6 +18,9 @@ so every entity of the sentence is kept.
 
 Sentences are processed in batches sorted by length, under ``torch.inference_mode`` (``torch.no_grad`` under bf16
 autocast, where inference mode would re-cast every weight each batch: :func:`radscore.device.no_grad_for`).
+Inputs go to the device without waiting for it (:func:`to_device`), and each batch's result is read one batch
+late (:class:`Deferred`), so that on a GPU the host prepares and launches the next batch while the device still
+computes the current one; the results are the same as reading each batch at once.
 """
 
 from __future__ import annotations
@@ -129,13 +132,47 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
 
 
 def pad_batch(rows: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, mask)`` of ``rows`` padded with ``pad_id`` to the longest, on ``device``
+    (:func:`to_device`: on CUDA the copy does not wait for the device)."""
     width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for k, r in enumerate(rows):
-        ids[k, : len(r)] = torch.tensor(r, dtype=torch.long)
-        mask[k, : len(r)] = 1
-    return ids.to(device), mask.to(device)
+    ids = torch.tensor([r + [pad_id] * (width - len(r)) for r in rows], dtype=torch.long)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+    return to_device(ids, device), to_device(mask, device)
+
+
+def to_device(tensor: torch.Tensor, device) -> torch.Tensor:
+    """``tensor`` (on the CPU) moved to ``device``. To CUDA it goes from pinned memory with
+    ``non_blocking=True``: a plain ``.to("cuda")`` of pageable memory makes the host wait until the
+    device has finished all earlier work (torch synchronises the stream after the copy), so the
+    next batch could not be prepared while the current one runs. torch's pinned-memory allocator
+    keeps the source until the copy is done; the values are the same either way."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+class Deferred:
+    """Reads each batch's result one batch late: the host pads, copies and launches batch k+1
+    before it waits for batch k's result, so a GPU is not idle while the host prepares a batch.
+    (The wait itself, ``.cpu()``, is ordered on the device's stream after batch k+1, so it also
+    waits for that batch; a non-blocking copy to pinned memory with an event would let the host
+    read batch k while k+1 runs, not done as it cannot be tested without CUDA.)
+    ``read(batch, value)`` is called for every batch, in order; :meth:`finish` reads the last. On
+    the CPU nothing runs ahead: the same reads, in the same order, with the same values."""
+
+    def __init__(self, read):
+        self.read, self.pending = read, None
+
+    def push(self, batch, value) -> None:
+        if self.pending is not None:
+            self.read(*self.pending)
+        self.pending = (batch, value)
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.read(*self.pending)
+            self.pending = None
 
 
 class _Recognizer(ABC):
@@ -193,12 +230,17 @@ class IOBRecognizer(_Recognizer):
                 items.append((s, a, b, self.prefix + ids[a:b] + self.suffix))
         labels = [None] * len(items)
         id2label = self.model.config.id2label
+
+        def read(batch, pred):  # one transfer and one host sync per batch
+            for k, p in zip(batch, pred.cpu().tolist()):
+                labels[k] = [id2label[x] for x in p[: len(items[k][3])]]
+
+        pending = Deferred(read)
         with no_grad_for(self.device):
             for batch in length_batches([len(it[3]) for it in items], self.batch_size):
                 ids, mask = pad_batch([items[k][3] for k in batch], self.pad_id, self.device)
-                pred = self.model(input_ids=ids, attention_mask=mask).logits.argmax(-1).cpu().tolist()
-                for row, k in enumerate(batch):
-                    labels[k] = [id2label[p] for p in pred[row][: len(items[k][3])]]
+                pending.push(batch, self.model(input_ids=ids, attention_mask=mask).logits.argmax(-1))
+            pending.finish()
         by_sentence: dict[int, list[int]] = {}
         for k, it in enumerate(items):
             by_sentence.setdefault(it[0], []).append(k)
@@ -246,6 +288,13 @@ class SpanRecognizer(_Recognizer):
         for s, ws in enumerate(words):
             kept_of.append(self._encode(s, [w for w, _, _ in ws], items))
         probs: list[torch.Tensor] = [torch.zeros((0, 6))] * len(items)
+
+        def read(batch, out):  # one transfer and one host sync per batch
+            out = out.cpu()
+            for row, k in enumerate(batch):
+                probs[k] = out[row, : len(items[k][2])]
+
+        pending = Deferred(read)
         with no_grad_for(self.device):
             for batch in length_batches([len(it[1]) for it in items], self.batch_size):
                 ids, mask = pad_batch([items[k][1] for k in batch], self.pad_id, self.device)
@@ -256,10 +305,9 @@ class SpanRecognizer(_Recognizer):
                     st[row, :m] = torch.tensor([x for x, _ in items[k][3]], dtype=torch.long)
                     en[row, :m] = torch.tensor([y for _, y in items[k][3]], dtype=torch.long)
                     wd[row, :m] = torch.tensor([y - x for x, y in items[k][2]], dtype=torch.long)
-                out = self.model(ids, mask, st.to(self.device), en.to(self.device), wd.to(self.device))
-                out = out.float().softmax(-1).cpu()
-                for row, k in enumerate(batch):
-                    probs[k] = out[row, : len(items[k][2])]
+                out = self.model(ids, mask, *(to_device(t, self.device) for t in (st, en, wd)))
+                pending.push(batch, out.float().softmax(-1))
+            pending.finish()
         by_sentence: dict[int, list[int]] = {}
         for k, it in enumerate(items):
             by_sentence.setdefault(it[0], []).append(k)

@@ -21,6 +21,7 @@ def test_a_small_run_compares_the_three_settings(tmp_path, tiny_backbone):
     r = json.loads(out.read_text())
     assert r["device"] == "cpu" and r["pairs"] == 3 and r["hardware_class"]
     assert set(r["pairs_per_s"]) == set(SETTINGS) and all(len(v) == 1 for v in r["seconds"].values())
+    assert set(r["cold_seconds"]) == set(SETTINGS) and all(t > 0 for t in r["cold_seconds"].values())
     # a cached cast is the same cast: the two bf16 settings score alike to the bit
     assert r["max_abs_delta_bf16_cached_vs_uncached"] == 0.0
     cached, uncached = r["casts_per_ner_pass"]["bf16"], r["casts_per_ner_pass"]["bf16, inference_mode"]

@@ -226,3 +226,67 @@ def test_bf16_casts_each_weight_once_per_pass_and_scores_as_before(kind, exports
     assert casts(sentences) == 6 * one  # the same count shows the cache is what made the difference
     assert scorer.compute_score(CANDS, REFS) == cached
     assert radscore.device.no_grad_for(torch.device("cpu")).__class__ is torch.inference_mode  # fp32: unchanged
+
+
+@pytest.mark.parametrize("kind", ["ratescore-iob", "ratescore-span"])
+def test_each_batch_is_read_after_the_next_one_is_sent(kind, exports, monkeypatch):
+    """The NER model's and the encoder's batches are read one batch late (radscore.ner.Deferred): on a
+    GPU the host launches batch k+1 before it waits for batch k's result. On the CPU: the same
+    reads, each batch once, and the same scores as a scorer that reads every batch at once."""
+    import radscore.encoder
+    import radscore.ner
+
+    log: list[str] = []
+
+    class Logged(radscore.ner.Deferred):
+        def __init__(self, read):
+            def logged(batch, value):
+                log.append(f"read {len(batch)}")
+                read(batch, value)
+
+            super().__init__(logged)
+
+    class AtOnce(radscore.ner.Deferred):  # the reading before the change: each batch as soon as it is sent
+        def push(self, batch, value):
+            self.read(batch, value)
+
+    scorer = _build(kind, exports, device="cpu", batch_size=1)  # NER: 1 sentence a batch; encoder: 4 texts
+    monkeypatch.setattr(radscore.ner, "Deferred", AtOnce)
+    monkeypatch.setattr(radscore.encoder, "Deferred", AtOnce)
+    at_once = scorer.compute_score(CANDS, REFS)
+    monkeypatch.setattr(radscore.ner, "Deferred", Logged)
+    monkeypatch.setattr(radscore.encoder, "Deferred", Logged)
+    for k, model in enumerate(_models(scorer)):
+        model.register_forward_pre_hook(lambda *a, k=k: log.append(f"forward {k}"))
+    assert scorer.compute_score(CANDS, REFS) == at_once
+    for k in (0, 1):  # NER, then the encoder
+        first, last = log.index(f"forward {k}"), len(log) - 1 - log[::-1].index(f"forward {k}")
+        steps = [e.split()[0] for e in log[first:last + 3]]  # this model's forwards and reads, to its last read
+        n = steps.count("forward")
+        assert n > 1 and steps == ["forward"] + ["forward", "read"] * (n - 1) + ["read"], (k, " ".join(e[0] + e[-1] for e in log))
+
+
+def test_inputs_go_to_cuda_from_pinned_memory_without_waiting(monkeypatch):
+    """A plain ``.to("cuda")`` of pageable memory waits for the device; radscore.ner.to_device pins the
+    batch and copies it with ``non_blocking=True`` (checked with stand-ins: no CUDA here). Elsewhere a
+    plain ``.to``."""
+    from radscore.ner import to_device
+
+    calls = []
+    real_to = torch.Tensor.to
+
+    def pin_memory(self):
+        calls.append("pin_memory")
+        return self
+
+    def to(self, *args, **kwargs):
+        calls.append(("to", str(args[0]), kwargs.get("non_blocking", False)))
+        return self if str(args[0]).startswith("cuda") else real_to(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    monkeypatch.setattr(torch.Tensor, "to", to)
+    x = torch.arange(6).reshape(2, 3)
+    assert to_device(x, torch.device("cuda")) is x
+    assert calls == ["pin_memory", ("to", "cuda", True)]
+    calls.clear()
+    assert torch.equal(to_device(x, "cpu"), x) and calls == [("to", "cpu", False)]
