@@ -81,17 +81,15 @@ def _warn_mixed_pairing(ner: str, encoder: str) -> None:
 
 
 def _one_blas_thread():
-    """Numpy's BLAS on one thread for the pairs' cosine matrices (where ``threadpoolctl`` is
-    installed; else nothing changes). Each pair's product is small (tens of entities by tens), and
+    """Numpy's BLAS on one thread for the pairs' cosine matrices (``threadpoolctl``, a dependency of
+    radscore). Each pair's product is small (tens of entities by tens), and
     a multi-threaded BLAS wakes its threads for each one above a size threshold: on a busy 2-core
     host a 40 x 384 by 384 x 50 product took 1.6 ms on 2 threads and 0.07 ms on one, and pair
     scoring is host time that a GPU waits for. One thread also makes the cosines independent of the
     host's core count (OpenBLAS's threaded path rounds differently in the last bits: cosines moved by up
     to 1.1e-15 and scores by 2.2e-16 on the benchmark's long workload, no match changed)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn, not with radscore
-        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
     return threadpool_limits(limits=1, user_api="blas")
 
 
