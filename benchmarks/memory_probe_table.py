@@ -38,10 +38,18 @@ def row(r: dict) -> str:
             f"{r['measured']['peak_allocated'] / 2**30:.2f} GiB) |")
 
 
-def table(paths: list[str]) -> str:
+def _probes(paths: list[str], device: str | None = None) -> list[dict]:
+    """The probe JSONs, by config and batch size; with ``device``, each must be a probe on it with per-phase peaks."""
     probes = [json.loads(Path(p).read_text()) for p in paths]
-    probes.sort(key=lambda r: (r["config"], r["batch_size"]))
-    return "\n".join([HEADER] + [row(r) for r in probes])
+    for p, r in zip(paths, probes):
+        if device and (r.get("device") != device or not r.get("phases")):
+            raise SystemExit(f"memory_probe_table: {p}: not a {device.upper()} probe with per-phase peaks "
+                             f"(device {r.get('device')!r})")
+    return sorted(probes, key=lambda r: (r["config"], r["batch_size"]))
+
+
+def table(paths: list[str]) -> str:
+    return "\n".join([HEADER] + [row(r) for r in _probes(paths)])
 
 
 CUDA_HEADER = ("| config | built (batch × length, layers) | forward | backward | optimizer step "
@@ -76,13 +84,7 @@ def cuda_row(r: dict) -> str:
 
 def cuda_table(paths: list[str]) -> str:
     """Measured / estimated GiB (ratio) per phase and for the step's peak, one row per CUDA probe."""
-    probes = [json.loads(Path(p).read_text()) for p in paths]
-    for p, r in zip(paths, probes):
-        if r.get("device") != "cuda" or not r.get("phases"):
-            raise SystemExit(f"memory_probe_table: {p}: not a CUDA probe with per-phase peaks "
-                             f"(device {r.get('device')!r})")
-    probes.sort(key=lambda r: (r["config"], r["batch_size"]))
-    return "\n".join([CUDA_HEADER] + [cuda_row(r) for r in probes])
+    return "\n".join([CUDA_HEADER] + [cuda_row(r) for r in _probes(paths, "cuda")])
 
 
 def main(argv: list[str] | None = None) -> int:
