@@ -40,6 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from train.lightning.memory import GIB  # noqa: E402  (after the path: run as a script)
 
 # Training rows of each paper run, by what the config trains (its model class), with the source.
 NER_ROWS = (40_600, "sentences", "RaTE-NER train split, about 40.6k sentences (RaTEScore paper)")
@@ -56,7 +57,6 @@ PAPER_RUNS = {
 GPU_SIZES_GB = (24, 40, 48, 80)  # common cards' memory as sold (N GB)
 FRAGMENTATION = 0.10  # assumed: the caching allocator's reserve over what is allocated
 CONTEXT_GIB = 0.5  # assumed: the CUDA context (train.lightning.memory's "~0.5 GiB")
-GIB = 2**30
 
 
 def timing(probe: dict) -> dict:

@@ -44,6 +44,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from statistics import median
 
 import torch
 
@@ -346,12 +347,6 @@ def saved_for_backward(model: torch.nn.Module, run):
 
 WINDOW = 5  # step times the stability rule looks at
 TOLERANCE = 0.05  # their largest (max - min) / median that counts as stable
-
-
-def median(xs: list[float]) -> float:
-    ordered = sorted(xs)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def spread(times: list[float]) -> float:
