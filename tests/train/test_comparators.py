@@ -180,3 +180,35 @@ def test_the_rehearsal_runs_every_comparators_code_path(monkeypatch, tmp_path):
     (entry,) = [e for e in Rehearsal(tmp_path, progress=False, ddp=False).rehearse_comparators()
                 if e.config == "comparators/green"]
     assert entry.stages["code path"].startswith("failed: ImportError: no module x")
+
+
+def test_the_rehearsals_comparator_rows_follow_their_code_path(monkeypatch, tmp_path):
+    """rehearse_ablations maps each comparator row of the written tables to its code path's stage."""
+    import json
+
+    import train.ablations.cli as ablations_cli
+    from train.ablations.paper import PAPER_TABLES
+    from train.rehearsal.rehearse import Rehearsal, stage_ok
+
+    offline = "skipped: needs StanfordAIMI/RRG_scorers (offline)"
+
+    def fake_tables(argv):  # what python -m train ablations writes, for the rows that matter here
+        out = tmp_path / "ablations"
+        out.mkdir(parents=True, exist_ok=True)
+        for name, paper in PAPER_TABLES.items():
+            rows = [{"label": list(r.label), "in_paper": True,
+                     "status": {"radgraph": offline, "chexbert": offline}.get(r.measure, "measured")}
+                    for r in paper.rows]
+            rows.append({"label": ["CIDEr"], "in_paper": False, "status": "measured"})
+            (out / f"{name}.json").write_text(json.dumps({"rows": rows}))
+        return 0
+
+    monkeypatch.setattr(ablations_cli, "main", fake_tables)
+    entries = Rehearsal(tmp_path, progress=False, ddp=False).rehearse_ablations(
+        {"radgraph": "ok", "chexbert": "failed: ImportError: appdirs"})
+    stages = {e.config: e.stages.get("row") for e in entries}
+    assert stages["ablations/rexval/RadGraph F1"] == (
+        "skipped: needs a comparator's package or model (StanfordAIMI/RRG_scorers (offline))")
+    assert stage_ok(stages["ablations/rexval/RadGraph F1"])
+    assert stages["ablations/rexval/CheXbert"].startswith("failed: " + offline)
+    assert stages["ablations/rexval/BLEU"] == stages["ablations/rexval/CIDEr"] == "ok"
