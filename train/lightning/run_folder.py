@@ -6,6 +6,7 @@
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
     <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
     <run>/test_metrics.json                 the test split's metrics after fit
+    <run>/test_predictions.jsonl            per test row: the model's prediction, label(s), baselines' scores
     <run>/export/                           the export ``radscore`` loads
 """
 
@@ -89,6 +90,11 @@ class RunFolder:
     @property
     def test_metrics(self) -> Path:
         return self.path / "test_metrics.json"
+
+    @property
+    def test_predictions(self) -> Path:
+        """One line per test row (rated tasks): the model's prediction, the label(s), the baselines'."""
+        return self.path / "test_predictions.jsonl"
 
     def read_test_metrics(self) -> dict:
         """``test_metrics.json`` as a dict; empty when the run wrote none."""
