@@ -186,3 +186,20 @@ def test_docs_carry_the_tables_of_the_json(lt):
                 for entry in side["learned"].values():
                     for stat in table["statistics"]:
                         assert f"{entry[stat]['value']:.3f} [{entry[stat]['low']:.3f}" in section
+
+
+def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(lt, tmp_path):
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    fig = lambda v: {"kendall": {"value": v, "low": v - 0.1, "high": v + 0.1}}  # noqa: E731
+    (demo / "demo_report.json").write_text(json.dumps({
+        "tune_seed": 0, "held_out": {"pairs": 90, "groups": 30},
+        "metrics": {"ratescore_tuned": fig(0.41), "shallow_ridge": fig(0.33), "bleu4": fig(0.2),
+                    "diff_hunks": fig(0.25), "unigram_f1": fig(0.27)}}))
+    out, md = tmp_path / "t.json", tmp_path / "t.md"
+    assert lt.main(["--demo-unseen", str(demo), "--out", str(out), "--markdown", str(md)]) == 0
+    side = json.loads(out.read_text())["metrics"]["ratescore_tuned"]["sides"]["test_unseen"]
+    assert side["learned"]["sampler_seed 0"]["kendall"]["value"] == 0.41
+    assert side["learned"]["sampler_seed 0"]["p_vs_shallow"]["kendall"] is None and "no paired" in side["note"]
+    assert side["best_trivial"]["which"] == "unigram_f1"
+    assert "0.410 [0.310, 0.510]; p vs shallow n/a" in md.read_text()
