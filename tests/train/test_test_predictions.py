@@ -47,7 +47,7 @@ def _pair_accuracy(lines: list[dict], score) -> float:
     return float(np.mean(right))
 
 
-def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path):
+def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path, monkeypatch):
     rows = synthetic / "synthetic_er2" / "radcliq_synthetic.jsonl"
     run = tmp_path / "run"
     assert train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
@@ -77,18 +77,22 @@ def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
     assert kendalltau([x["baselines"][SHALLOW_NAME] for x in lines], gold).statistic == pytest.approx(
         metrics[f"test/baseline/{SHALLOW_NAME}/kendall"])
 
-    # a finished run gets the file again from `test --ckpt_path` (into the checkpoint's run folder)
+    # a finished run gets the file again from `test --ckpt_path` (into the checkpoint's run folder; its
+    # logs go to test_logs/, so logs/version_0/config.yaml stays the training config; nothing elsewhere)
     (run / "test_predictions.jsonl").unlink()
     ckpt = sorted((run / "ckpt").glob("best-*.ckpt"))[-1]
+    monkeypatch.chdir(tmp_path)
     assert train_main(["reward", "test", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
                        f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=256", f"--ckpt_path={ckpt}",
                        *CPU]) == 0
     again = _lines(run / "test_predictions.jsonl")
+    assert [p.name for p in (run / "logs").iterdir()] == ["version_0"] and (run / "test_logs").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
     assert [x["id"] for x in again] == [x["id"] for x in lines]
     assert [x["reward_total"] for x in again] == pytest.approx(pred, abs=1e-5)
 
 
-def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path):
+def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path, monkeypatch):
     rows = synthetic / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
     run = tmp_path / "run"
     assert train_main(["bleurt", "fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
@@ -105,7 +109,10 @@ def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
             metrics[f"test/baseline/{name}/kendall"])
     (run / "test_predictions.jsonl").unlink()
     ckpt = sorted((run / "ckpt").glob("best-*.ckpt"))[-1]
+    monkeypatch.chdir(tmp_path)
     assert train_main(["bleurt", "test", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
                        f"--data.train_path={rows}", f"--model.init_args.backbone={tiny_backbone}",
                        "--model.init_args.max_length=128", f"--ckpt_path={ckpt}", *CPU]) == 0
     assert [x["prediction"] for x in _lines(run / "test_predictions.jsonl")] == pytest.approx(pred, abs=1e-5)
+    assert [p.name for p in (run / "logs").iterdir()] == ["version_0"] and (run / "test_logs").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

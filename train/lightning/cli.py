@@ -22,7 +22,10 @@ What it adds to LightningCLI:
   (the data module's ``prediction_lines``), so that a statistic and its bootstrap CI can be recomputed
   (``benchmarks/learned_tables.py``). ``python -m train <task> test --ckpt_path <run>/ckpt/X.ckpt``
   writes it into the checkpoint's run folder (a run trained before this file existed gets one without
-  retraining); a checkpoint outside a run folder writes into ``--run_dir``.
+  retraining);
+- ``test``'s run folder is ``--run_dir``, else the checkpoint's (``<run>/ckpt/X.ckpt``), else the config's;
+  a test logs into ``<run>/test_logs/``, so that ``<run>/logs/version_*/config.yaml`` stays the
+  training config.
 """
 
 from __future__ import annotations
@@ -148,6 +151,9 @@ class RadscoreCLI(LightningCLI):
         cfg = self._cfg
         if cfg.get("run_dir"):
             return Path(cfg["run_dir"])
+        ckpt = cfg.get("ckpt_path") if self.subcommand == "test" else None
+        if ckpt and Path(str(ckpt)).parent.name == RunFolder("").ckpt.name:  # <run>/ckpt/X.ckpt: that run's folder
+            return RunFolder.of_checkpoint(ckpt).path
         configs = cfg.get("config") or []
         stem = Path(str(configs[-1])).stem if configs else f"{type(self).__name__.lower()}_run"
         return CHECKPOINTS_ROOT / default_run_name(self.training_task.run_prefix if self.training_task else "", stem)
@@ -174,7 +180,10 @@ class RadscoreCLI(LightningCLI):
         trainer_cfg = self._get(self.config_init, "trainer", default={})
         if trainer_cfg.get("logger") in (None, True) and "logger" not in kwargs:
             run = self.run_folder()
-            loggers = [CSVLogger(str(run.path), name=run.logs.name)]
+            # a test of a finished run logs beside its training logs, not among them: logs/version_*/config.yaml
+            # stays the training config (RunFolder.training_config)
+            name = run.test_logs.name if self.subcommand == "test" else run.logs.name
+            loggers = [CSVLogger(str(run.path), name=name)]
             if self._cfg.get("wandb"):
                 from pytorch_lightning.loggers import WandbLogger
 
@@ -208,9 +217,7 @@ class RadscoreCLI(LightningCLI):
         """``python -m train <task> test``: the baselines beside the metrics just printed."""
         if self.trainer.is_global_zero:
             self.beside_baselines({k: float(v) for k, v in self.trainer.callback_metrics.items()})
-            ckpt = self._cfg.get("ckpt_path")
-            from_ckpt = ckpt and Path(str(ckpt)).parent.name == "ckpt" and not self._cfg.get("run_dir")
-            self.write_test_predictions(RunFolder.of_checkpoint(ckpt) if from_ckpt else self.run_folder())
+            self.write_test_predictions(self.run_folder())
 
     def write_test_predictions(self, run: RunFolder) -> Path | None:
         """``<run>/test_predictions.jsonl`` from the model's per-row test predictions (gathered over the

@@ -5,6 +5,7 @@
     <run>/ckpt/best-epoch=01-step=40.ckpt   the best checkpoint on the task's monitored key
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
     <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
+    <run>/test_logs/version_N/              ``python -m train <task> test`` of the run: its logs and config
     <run>/test_metrics.json                 the test split's metrics after fit
     <run>/test_predictions.jsonl            per test row: the model's prediction, label(s), baselines' scores
     <run>/export/                           the export ``radscore`` loads
@@ -70,6 +71,11 @@ class RunFolder:
     @property
     def logs(self) -> Path:
         return self.path / "logs"
+
+    @property
+    def test_logs(self) -> Path:
+        """Where ``python -m train <task> test`` logs (apart from ``logs/``, which holds the training config)."""
+        return self.path / "test_logs"
 
     @property
     def logged_configs(self) -> list[Path]:
