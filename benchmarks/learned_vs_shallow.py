@@ -1,12 +1,15 @@
 """The learned metrics beside the shallow learner, on their own test split (issue #29). SYNTHETIC data.
 
     .venv/bin/python benchmarks/learned_vs_shallow.py --run er2score=checkpoints/reward_sample \\
-        --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo
+        --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo \\
+        --run-unseen er2score=checkpoints/unseen/reward_seed42 --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42
 
 Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
 
     {"<metric>": {"<seed>": {"set": ..., "test": {"kendall" | "pearson" | "pair_accuracy": value},
-                             "shallow_test": {...}, "command": "..."}}}
+                             "shallow_test": {...}, "command": "...",
+                             "set_unseen": ..., "test_unseen": {...}, "shallow_test_unseen": {...},
+                             "command_unseen": "..."}}}
 
 - ``--run METRIC=RUN``: a training run folder of ``python -m train reward|bleurt fit``. Its
   ``test_metrics.json`` holds the model's test figures and, beside them, the shallow learner's on the
@@ -16,6 +19,13 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
   ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file. A run
   that differs from the sample config in a setting the config states (or trained on a share of the
   rows) is refused, naming the settings: the ``command`` written would not reproduce it.
+- ``--run-unseen METRIC=RUN``: a run trained on the unseen-domain sets (``data/samples/split_unseen.json``:
+  its test side holds every report of the held-out anatomies; sets made by ``python -m data synth --split
+  data/samples/split_unseen.json --out checkpoints/synthetic_unseen``). Read as ``--run`` reads, into
+  ``test_unseen``, ``shallow_test_unseen``, ``set_unseen`` and ``command_unseen`` of the same metric and
+  seed. Its config must be the sample config except for exactly one setting, the rows override that
+  points at the unseen-domain set (:data:`UNSEEN_ROWS`; ``--data.rows`` for ER²Score,
+  ``--data.train_path`` for ClinicalBLEURT), which the command written carries.
 - ``--demo OUT``: a ``python -m train demo`` folder (``make demo``: ``checkpoints/demo``); its
   ``demo_report.json`` gives the tuned RaTEScore and the shallow learner (fitted on the search's
   train pairs) on the held-out pairs: Kendall, Pearson and the Task 3 triad accuracy.
@@ -48,6 +58,11 @@ SHALLOW = "shallow_ridge"
 #: test_metrics.json statistic -> the JSON's name
 STATISTICS = {"pair_acc": "pair_accuracy", "kendall": "kendall", "pearson": "pearson"}
 TASKS = {"er2score": ("reward", "configs/reward/sample.yaml"), "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml")}
+#: the unseen-domain sets (``python -m data synth --split data/samples/split_unseen.json --out
+#: checkpoints/synthetic_unseen``): the one setting a ``--run-unseen`` run may set otherwise than its config
+UNSEEN_ROWS = {"er2score": ("data.rows", "checkpoints/synthetic_unseen/synthetic_er2/radcliq_synthetic.jsonl"),
+               "clinical_bleurt": ("data.train_path",
+                                   "checkpoints/synthetic_unseen/synthetic_bleurt/clinical_bleurt_synthetic.jsonl")}
 
 
 def _resolved_config(run: Path) -> dict:
@@ -62,28 +77,76 @@ def _resolved_config(run: Path) -> dict:
     return yaml.safe_load(found.read_text(encoding="utf-8")) or {}
 
 
-def differences_from_config(cfg: dict, config: str, seed) -> list[str]:
-    """What a run's resolved config sets otherwise than ``config`` at ``seed`` (the settings the config
-    states, as ``python -m train ablations`` compares them, and the training share)."""
+def _same_file(a, b: str) -> bool:
+    return a is not None and (ROOT / str(a)).resolve() == (ROOT / b).resolve()
+
+
+def unseen_rows_check(metric: str, cfg: dict) -> str | None:
+    """``None`` when the run's rows setting points at the unseen-domain set of ``metric``
+    (:data:`UNSEEN_ROWS`), else why not."""
+    key, want = UNSEEN_ROWS[metric]
+    section, _, name = key.partition(".")
+    have = (cfg.get(section) or {}).get(name)
+    if _same_file(have, want):
+        return None
+    return f"{key}: run has {have!r}, an unseen-domain run has {want!r}"
+
+
+def differences_from_config(cfg: dict, config: str, seed, overrides: tuple[str, ...] = ()) -> list[str]:
+    """What a run's resolved config sets otherwise than ``config`` at ``seed`` with ``overrides``
+    (``--key=value``; the settings the config states, as ``python -m train ablations`` compares them,
+    and the training share)."""
     from train.ablations.runs import describe_differences, run_differs_from_config
 
-    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg, (f"--seed_everything={seed}",)))
+    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg,
+                                                       (f"--seed_everything={seed}", *overrides)))
     fraction = (cfg.get("data") or {}).get("train_fraction")
     if fraction not in (None, 1, 1.0):
         out.append(f"data.train_fraction: run has {fraction!r}, config says 1")
     return out
 
 
-def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, dict]:
+def run_command(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, str, dict]:
+    """``(seed, the training command that reproduces the run, its resolved config)``; a run that
+    differs from ``config`` (default: the metric's sample config) is refused, naming the settings.
+    With ``unseen`` the run must have been trained on the unseen-domain set (:data:`UNSEEN_ROWS`),
+    and that override (only that one) is accepted and written into the command."""
     if metric not in TASKS:
-        raise SystemExit(f"--run {metric}=...: expected one of {sorted(TASKS)}")
+        raise SystemExit(f"--run{'-unseen' if unseen else ''} {metric}=...: expected one of {sorted(TASKS)}")
+    cfg = _resolved_config(run)
+    seed = cfg.get("seed_everything")
+    task, default_config = TASKS[metric]
+    config = config or default_config
+    overrides: tuple[str, ...] = ()
+    if unseen:
+        why = unseen_rows_check(metric, cfg)
+        if why is not None:
+            raise SystemExit(f"{run}: given as an unseen-domain run but not trained on the unseen-domain set: {why}")
+        key, want = UNSEEN_ROWS[metric]
+        section, _, name = key.partition(".")
+        overrides = (f"--{key}={cfg[section][name]}",)
+    differences = differences_from_config(cfg, config, seed, overrides)
+    if differences:
+        extra = f" with {UNSEEN_ROWS[metric][0]} on the unseen-domain set" if unseen else ""
+        raise SystemExit(f"{run}: not {config}{extra} at seed {seed}, so the command written for it would "
+                         f"not reproduce it: {'; '.join(differences)}")
+    rows = f" --{UNSEEN_ROWS[metric][0]} {UNSEEN_ROWS[metric][1]}" if unseen else ""
+    command = (f"python -m train {task} fit --config {config} --seed_everything {seed}{rows} "
+               f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
+    return str(seed), command, cfg
+
+
+def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, dict]:
+    """``(seed, entry)``: the run's test figures and the shallow learner's beside them; with ``unseen``
+    (an unseen-domain run, :func:`run_command`) under ``test_unseen``, ``shallow_test_unseen``,
+    ``set_unseen`` and ``command_unseen``."""
+    if metric not in TASKS:
+        raise SystemExit(f"--run{'-unseen' if unseen else ''} {metric}=...: expected one of {sorted(TASKS)}")
     metrics_file = run / "test_metrics.json"
     if not metrics_file.is_file():
         raise SystemExit(f"{run}: no test_metrics.json (the run has not finished its test)")
     metrics = json.loads(metrics_file.read_text())
-    cfg = _resolved_config(run)
-    seed = cfg.get("seed_everything")
-    task, default_config = TASKS[metric]
+    seed, command, cfg = run_command(metric, run, config, unseen)
     test = {name: float(metrics[f"test/{key}"]) for key, name in STATISTICS.items() if f"test/{key}" in metrics}
     shallow = {name: float(metrics[f"test/baseline/{SHALLOW}/{key}"]) for key, name in STATISTICS.items()
                if f"test/baseline/{SHALLOW}/{key}" in metrics}
@@ -96,14 +159,12 @@ def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, di
     if info is not None and info.is_file():  # data.synth's record of the set: its seed and fingerprint
         gen = json.loads(info.read_text())
         rows = f"{rows}, data.synth seed {gen.get('seed')}, generator fingerprint {gen.get('fingerprint')}"
-    differences = differences_from_config(cfg, config or default_config, seed)
-    if differences:
-        raise SystemExit(f"{run}: not {config or default_config} at seed {seed}, so the command written for it would "
-                         f"not reproduce it: {'; '.join(differences)}")
-    command = (f"python -m train {task} fit --config {config or default_config} --seed_everything {seed} "
-               f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
-    return str(seed), {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,
-                       "command": command}
+    if unseen:
+        return seed, {"set_unseen": f"SYNTHETIC {rows} (test split: the held-out anatomies of "
+                                    "data/samples/split_unseen.json)",
+                      "test_unseen": test, "shallow_test_unseen": shallow, "command_unseen": command}
+    return seed, {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,
+                  "command": command}
 
 
 def from_demo(out: Path) -> tuple[str, dict]:
@@ -189,6 +250,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", action="append", default=[], metavar="METRIC=RUN",
                    help=f"a training run folder, METRIC one of {sorted(TASKS)}")
+    p.add_argument("--run-unseen", action="append", default=[], metavar="METRIC=RUN",
+                   help="a training run folder trained on the unseen-domain set (its test: unseen anatomies)")
     p.add_argument("--demo", default=None, help="a make demo output folder (tuned RaTEScore)")
     p.add_argument("--shallow-only", action="store_true",
                    help="recompute only the shallow learner's rows of the entries in --out (no learned model)")
@@ -199,7 +262,7 @@ def main(argv=None) -> None:
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
     if args.shallow_only:
-        if args.run or args.demo:
+        if args.run or args.run_unseen or args.demo:
             p.error("--shallow-only recomputes the shallow rows alone: give no --run or --demo")
         if not data:
             p.error(f"--shallow-only: {out} holds no entry to update")
@@ -223,19 +286,26 @@ def main(argv=None) -> None:
     for item in args.run:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve())
-        data.setdefault(metric, {})[seed] = entry
+        old = data.setdefault(metric, {}).get(seed, {})
+        data[metric][seed] = {**entry, **{k: v for k, v in old.items() if k.endswith("_unseen")}}
+    for item in args.run_unseen:
+        metric, _, run = item.partition("=")
+        seed, entry = from_run(metric, Path(run).resolve(), unseen=True)
+        data.setdefault(metric, {}).setdefault(seed, {}).update(entry)
     if args.demo:
         seed, entry = from_demo(Path(args.demo).resolve())
         data.setdefault("ratescore_tuned", {})[seed] = entry
-    if not args.run and not args.demo and not args.shallow_only:
-        p.error("nothing to read: give --run and/or --demo")
+    if not args.run and not args.run_unseen and not args.demo and not args.shallow_only:
+        p.error("nothing to read: give --run, --run-unseen and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     for metric, seeds in data.items():
         for seed, e in seeds.items():
-            pairs = ", ".join(f"{k} {v:.3f} (shallow {e['shallow_test'].get(k, float('nan')):.3f})"
-                              for k, v in e["test"].items())
-            print(f"{metric} seed {seed}: {pairs}")
+            for side in ("test", "test_unseen"):
+                if side in e:
+                    pairs = ", ".join(f"{k} {v:.3f} (shallow {e['shallow_' + side].get(k, float('nan')):.3f})"
+                                      for k, v in e[side].items())
+                    print(f"{metric} seed {seed} {side}: {pairs}")
     print(f"wrote {out}")
 
 
