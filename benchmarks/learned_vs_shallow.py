@@ -63,6 +63,9 @@ TASKS = {"er2score": ("reward", "configs/reward/sample.yaml"), "clinical_bleurt"
 UNSEEN_ROWS = {"er2score": ("data.rows", "checkpoints/synthetic_unseen/synthetic_er2/radcliq_synthetic.jsonl"),
                "clinical_bleurt": ("data.train_path",
                                    "checkpoints/synthetic_unseen/synthetic_bleurt/clinical_bleurt_synthetic.jsonl")}
+#: the overlays of the sample configs that train on those sets (configs/unseen/README.md): a run of one of them,
+#: unchanged, is an unseen-domain run too, and its command names the overlay
+UNSEEN_CONFIGS = {"er2score": "configs/unseen/reward.yaml", "clinical_bleurt": "configs/unseen/bleurt.yaml"}
 
 
 def _resolved_config(run: Path) -> dict:
@@ -122,6 +125,11 @@ def run_command(metric: str, run: Path, config: str | None = None, unseen: bool 
         why = unseen_rows_check(metric, cfg)
         if why is not None:
             raise SystemExit(f"{run}: given as an unseen-domain run but not trained on the unseen-domain set: {why}")
+        overlay = UNSEEN_CONFIGS[metric]
+        if config == default_config and not differences_from_config(cfg, overlay, seed):
+            command = (f"python -m train {task} fit --config {overlay} --seed_everything {seed} "
+                       f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
+            return str(seed), command, cfg
         key, want = UNSEEN_ROWS[metric]
         section, _, name = key.partition(".")
         overrides = (f"--{key}={cfg[section][name]}",)

@@ -145,7 +145,16 @@ def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unse
     entry = json.loads(out.read_text())[metric]["42"]
     assert entry["test"]["kendall"] == 0.5 and entry["test_unseen"]["kendall"] == 0.3  # both tests, one entry
     assert entry["shallow_test_unseen"]["kendall"] == 0.4
-    assert f"--{key} {unseen_rows}" in entry["command_unseen"] and "--seed_everything 42" in entry["command_unseen"]
+    assert "--seed_everything 42" in entry["command_unseen"]
+    overlay = mod.UNSEEN_CONFIGS[metric]
+    if metric == "er2score":  # the sample config with the unseen rows is exactly the overlay: its command names it
+        assert f"--config {overlay} " in entry["command_unseen"] and "--data.rows" not in entry["command_unseen"]
+    else:  # the overlay also sets generate_synthetic false: the run is the sample config plus the rows override
+        assert f"--config {config} " in entry["command_unseen"] and f"--{key} {unseen_rows}" in entry["command_unseen"]
+    by_overlay = _run_folder(tmp_path / "by_overlay", 42, figures, config=overlay)
+    done = _call("--run-unseen", f"{metric}={by_overlay}", "--out", str(tmp_path / "z.json"))
+    assert done.returncode == 0, done.stderr
+    assert f"--config {overlay} " in json.loads((tmp_path / "z.json").read_text())[metric]["42"]["command_unseen"]
     assert "split_unseen" in entry["set_unseen"] and "SYNTHETIC" in entry["set_unseen"]
     # re-reading the in-distribution run keeps the unseen-domain figures
     assert _call("--run", f"{metric}={same}", "--out", str(out)).returncode == 0
