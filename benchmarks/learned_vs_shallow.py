@@ -41,7 +41,10 @@ command printed, so the ``command`` field reproduces it.
   It replaces ``shallow_test`` of every entry already in the JSON and records ``shallow_learner`` (its
   version, :data:`train.evaluation.baselines.SHALLOW_VERSION`, and the values it chose on validation)
   with ``shallow_command`` and ``shallow_set`` (the sets' seed and generator fingerprint); the learned
-  figures are left as they are.
+  figures are left as they are. With ``--unseen``: the same on the unseen-domain sets (default
+  ``checkpoints/synthetic_unseen``, which must hold this generator's seed-0 default sets on
+  ``data/samples/split_unseen.json``; never generated here), read through the ``configs/unseen`` overlays,
+  into ``shallow_test_unseen``, ``shallow_learner_unseen``, ``shallow_command_unseen`` and ``shallow_set_unseen``.
 """
 
 from __future__ import annotations
@@ -200,8 +203,24 @@ def _shallow_record(chosen: dict, statistic: str) -> dict:
     return {"version": SHALLOW_VERSION, "chosen_on_validation_of_train_rows": chosen, "for": statistic}
 
 
-def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
-    """``{metric: (shallow_test, shallow_learner record)}`` recomputed on the sample configs' sets."""
+def check_unseen_sets(folder: Path) -> None:
+    """Refuse a folder that does not hold this generator's default-size sets on the unseen-domain split."""
+    from data.split import UNSEEN_SPLIT_FILE
+    from data.synth.generate import DEFAULT_SIZES, FINGERPRINT, corpus_paths, fingerprint
+
+    make = f"python -m data synth --split data/samples/split_unseen.json --out {folder}"
+    try:
+        gen = json.loads((folder / FINGERPRINT).read_text())
+    except (OSError, ValueError):
+        raise SystemExit(f"{folder}: no unseen-domain sets ({make})") from None
+    if gen.get("fingerprint") != fingerprint(corpus_paths(None), None, UNSEEN_SPLIT_FILE) or gen.get("seed") != 0 \
+            or gen.get("sizes") != DEFAULT_SIZES:
+        raise SystemExit(f"{folder}: not this generator's seed-0 default sets on the unseen-domain split; remake them: {make}")
+
+
+def shallow_only(folder: Path | None, unseen: bool = False) -> dict[str, tuple[dict, dict]]:
+    """``{metric: (shallow_test, shallow_learner record)}`` recomputed on the sample configs' sets (with
+    ``unseen``: on the unseen-domain sets in ``folder``, read by the configs/unseen overlays)."""
     import numpy as np
 
     from data.ratings import pair_er2_rows
@@ -214,7 +233,10 @@ def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
     from train.tune.config import load_config
 
     folder = folder or ROOT / "checkpoints" / "synthetic"
-    generate_default(folder)  # nothing when the default sets of this generator are there
+    if unseen:
+        check_unseen_sets(folder)
+    else:
+        generate_default(folder)  # nothing when the default sets of this generator are there
     out = {}
 
     data = dict(resolve_config(ROOT / TASKS["er2score"][1])["data"])
@@ -235,8 +257,8 @@ def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
     out["clinical_bleurt"] = ({"kendall": table["kendall"], "pearson": table["pearson"]},
                               _shallow_record({k: table[k] for k in keys}, "Pearson and Kendall (ridge on the ratings)"))
 
-    cfg = load_config(ROOT / "configs/tune/sample.yaml", {"data.path": str(folder / "synthetic_rate_eval"),
-                                                           "data.generate_synthetic": None})
+    cfg = load_config(ROOT / ("configs/unseen/tune.yaml" if unseen else "configs/tune/sample.yaml"),
+                      {"data.path": str(folder / "synthetic_rate_eval"), "data.generate_synthetic": None})
     test, triads = held_out(cfg)
     originals = [t.original for t in triads]
     chosen: dict = {}
@@ -265,8 +287,13 @@ def main(argv=None) -> None:
                    help="recompute only the shallow learner's rows of the entries in --out (no learned model)")
     p.add_argument("--synthetic", default=None,
                    help="with --shallow-only: the synthetic sets' folder (default checkpoints/synthetic)")
+    p.add_argument("--unseen", action="store_true",
+                   help="with --shallow-only: the unseen-domain sets (default checkpoints/synthetic_unseen; "
+                   "python -m data synth --split data/samples/split_unseen.json --out ...), into shallow_test_unseen")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
+    if args.unseen and not args.shallow_only:
+        p.error("--unseen goes with --shallow-only (learned runs: --run-unseen)")
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
     if args.shallow_only:
@@ -274,23 +301,26 @@ def main(argv=None) -> None:
             p.error("--shallow-only recomputes the shallow rows alone: give no --run or --demo")
         if not data:
             p.error(f"--shallow-only: {out} holds no entry to update")
-        folder = Path(args.synthetic).resolve() if args.synthetic else ROOT / "checkpoints" / "synthetic"
-        got = shallow_only(folder)
+        default = ROOT / "checkpoints" / ("synthetic_unseen" if args.unseen else "synthetic")
+        folder = Path(args.synthetic).resolve() if args.synthetic else default
+        got = shallow_only(folder, unseen=args.unseen)
         gen = json.loads((folder / "generator_synthetic.json").read_text())
-        where = "the sample configs' sets" if not args.synthetic else "the sets in --synthetic"
+        where = ("the unseen-domain sets (data/samples/split_unseen.json)" if args.unseen else
+                 "the sample configs' sets" if not args.synthetic else "the sets in --synthetic")
         shallow_set = (f"SYNTHETIC {where}, data.synth seed {gen.get('seed')}, default sizes, generator fingerprint "
                        f"{gen.get('fingerprint')} (test split)")
-        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (
+        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (" --unseen" if args.unseen else "") + (
             f" --synthetic {args.synthetic}" if args.synthetic else "")
+        suffix = "_unseen" if args.unseen else ""
         for metric, seeds in data.items():
             if metric not in got:
                 continue
             figures, record = got[metric]
             for entry in seeds.values():
-                entry["shallow_test"] = figures
-                entry["shallow_learner"] = record
-                entry["shallow_command"] = command
-                entry["shallow_set"] = shallow_set
+                entry["shallow_test" + suffix] = figures
+                entry["shallow_learner" + suffix] = record
+                entry["shallow_command" + suffix] = command
+                entry["shallow_set" + suffix] = shallow_set
     for item in args.run:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve())
@@ -310,6 +340,9 @@ def main(argv=None) -> None:
     for metric, seeds in data.items():
         for seed, e in seeds.items():
             for side in ("test", "test_unseen"):
+                if side not in e and "shallow_" + side in e:  # the shallow learner alone (--shallow-only --unseen)
+                    print(f"{metric} seed {seed} {side}: shallow " + ", ".join(
+                        f"{k} {v:.3f}" for k, v in e["shallow_" + side].items()) + " (no learned run yet)")
                 if side in e:
                     pairs = ", ".join(f"{k} {v:.3f} (shallow {e['shallow_' + side].get(k, float('nan')):.3f})"
                                       for k, v in e[side].items())

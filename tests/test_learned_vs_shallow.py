@@ -168,3 +168,22 @@ def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unse
     for run, flag, named in refused:
         done = _call(flag, f"{metric}={run}", "--out", str(tmp_path / "y.json"))
         assert done.returncode != 0 and named in done.stderr, (flag, run, done.stderr)
+
+
+def test_shallow_only_unseen_refuses_sets_not_made_on_the_unseen_domain_split(tmp_path):
+    """`--shallow-only --unseen` never generates: a folder of corpus-split sets (or none) is refused with the
+    command that makes the right ones, and nothing is written."""
+    out = tmp_path / "x.json"
+    out.write_text(json.dumps({"er2score": {"42": {"test": {"kendall": 0.5}}}}))
+    corpus_sets = tmp_path / "corpus_sets"
+    corpus_sets.mkdir()
+    from data.synth.generate import DEFAULT_SIZES, corpus_paths, fingerprint
+
+    (corpus_sets / "generator_synthetic.json").write_text(json.dumps(
+        {"fingerprint": fingerprint(corpus_paths(None)), "seed": 0, "sizes": DEFAULT_SIZES}))
+    for folder, named in ((corpus_sets, "not this generator's seed-0 default sets on the unseen-domain split"),
+                          (tmp_path / "none", "no unseen-domain sets")):
+        done = _call("--shallow-only", "--unseen", "--synthetic", str(folder), "--out", str(out))
+        assert done.returncode != 0 and named in done.stderr and "--split data/samples/split_unseen.json" in done.stderr
+    assert json.loads(out.read_text()) == {"er2score": {"42": {"test": {"kendall": 0.5}}}}
+    assert _call("--unseen", "--out", str(out)).returncode != 0  # only with --shallow-only
