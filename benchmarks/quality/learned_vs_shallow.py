@@ -1,6 +1,6 @@
 """The learned metrics beside the shallow learner, on their own test split (issue #29). SYNTHETIC data.
 
-    .venv/bin/python benchmarks/learned_vs_shallow.py --run er2score=checkpoints/reward_sample \\
+    .venv/bin/python benchmarks/quality/learned_vs_shallow.py --run er2score=checkpoints/reward_sample \\
         --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo
 
 Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
@@ -41,7 +41,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages (train.ablations) import
 OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
 SHALLOW = "shallow_ridge"
@@ -209,7 +209,7 @@ def main(argv=None) -> None:
         where = "the sample configs' sets" if not args.synthetic else "the sets in --synthetic"
         shallow_set = (f"SYNTHETIC {where}, data.synth seed {gen.get('seed')}, default sizes, generator fingerprint "
                        f"{gen.get('fingerprint')} (test split)")
-        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (
+        command = "python benchmarks/quality/learned_vs_shallow.py --shallow-only" + (
             f" --synthetic {args.synthetic}" if args.synthetic else "")
         for metric, seeds in data.items():
             if metric not in got:
