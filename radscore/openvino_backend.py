@@ -16,7 +16,7 @@ Precision (the ``precision`` argument of :class:`radscore.RaTEScore`):
 
 - ``"fp32"``: ``INFERENCE_PRECISION_HINT=f32``. The same arithmetic as torch up to the order of
   float32 operations: scores equal the torch backend's to float32 rounding (max |Δ| measured by
-  ``benchmarks/bench_ratescore.py``; an entity type could flip where two labels' logits tie).
+  ``benchmarks/scoring/bench_ratescore.py``; an entity type could flip where two labels' logits tie).
 - ``"bf16"``: ``INFERENCE_PRECISION_HINT=bf16``, opt-in and approximate, fast on CPUs with native
   bfloat16 (AVX512-BF16, AMX). On a CPU without it OpenVINO runs f32: radscore warns, and
   :meth:`OpenVINOModel.precision` (and the scorer's ``signature()["backend_precision"]``) says

@@ -15,7 +15,7 @@ Exactness: the models see the same batches as a single process whose chunks are 
 called once per chunk, since it length-sorts the pairs of each call), so the scores are identical
 to that run. Against a run with other chunks, float32 results of differently
 composed model batches can differ in their last bits (about 1e-7 on a score; entity types,
-matches and ids do not change in practice; ``benchmarks/bench_ray.py`` measures it).
+matches and ids do not change in practice; ``benchmarks/scoring/bench_ray.py`` measures it).
 """
 
 from __future__ import annotations

@@ -28,13 +28,13 @@ def tiny_backbone(tmp_path_factory):
 @pytest.fixture(scope="session")
 def released_python():
     """The python of ``.venv-ratescore``, the released ``ratescore`` package's own venv (made on
-    first use by ``benchmarks/bench_ratescore.py``); a test using it skips, with the reason, when
+    first use by ``benchmarks/scoring/released_package.py``); a test using it skips, with the reason, when
     the venv cannot be made."""
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from bench_ratescore import ensure_released_venv
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "scoring"))
+    from released_package import ensure_released_venv
 
     try:
         return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))

@@ -1,4 +1,4 @@
-"""benchmarks/bench_autocast.py: bf16 autocast with and without the cache of cast weights, on the CPU
+"""benchmarks/scoring/bench_autocast.py: bf16 autocast with and without the cache of cast weights, on the CPU
 with tiny random models (the figures it writes are the benchmark's; here only what it must hold)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
 
 from bench_autocast import SETTINGS, main  # noqa: E402
 

@@ -1,5 +1,5 @@
 """The RaTEScore benchmark's own arithmetic: the FLOP count behind the fp32 floor, workloads whose
-sentences never repeat, and its --device option (``benchmarks/bench_ratescore.py``)."""
+sentences never repeat, and its --device option (``benchmarks/scoring/bench_ratescore.py``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
 
-from bench_ratescore import (AROUND_SAMPLES, GEMM_SAMPLES, bert_flops, cpu_class, distinct_pairs,  # noqa: E402
-                             local_floors, long_pairs, main, result_path)
+from bench_ratescore import main  # noqa: E402
+from compute_floor import AROUND_SAMPLES, GEMM_SAMPLES, bert_flops, local_floors  # noqa: E402
+from hardware import cpu_class, result_path  # noqa: E402
+from report_pairs import distinct_pairs, long_pairs  # noqa: E402
 
 
 @pytest.mark.parametrize("length", [1, 7, 30])
@@ -125,7 +127,7 @@ def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
     and the OpenVINO variants (which the cap cannot reach) are skipped with the reason."""
     import json
 
-    from bench_ratescore import check_capability, isa_environment
+    from hardware import check_capability, isa_environment
     from train.rehearsal.tiny import build_tiny_iob_export
 
     ner = build_tiny_iob_export(tmp_path / "ner", head_std=0.3, o_bias=-1.0)
@@ -182,8 +184,9 @@ def test_a_variant_is_compared_warm_against_warm(monkeypatch):
     import argparse
 
     import bench_ratescore
+    import compute_floor
 
-    monkeypatch.setattr(bench_ratescore, "gemm_throughput",
+    monkeypatch.setattr(compute_floor, "gemm_throughput",
                         lambda **kw: {"flops_per_s": 1e12, "cpu_capability": "AVX2", "device": "cpu"})
     timings = {"fp32": (2.0, [1.0, 1.2, 0.8]), "bf16": (3.0, [0.5, 0.4, 0.6])}  # seconds for 4 pairs
 

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_hours.py: the GPU-hours of a paper run from a memory-probe JSON (tokens/s), with the
+"""benchmarks/training/gpu_hours.py: the GPU-hours of a paper run from a memory-probe JSON (tokens/s), with the
 paper's training rows, the config's epochs, the prompts of a reward pair and the layer scaling."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "training"))
 
 import gpu_hours  # noqa: E402
 

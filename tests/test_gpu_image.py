@@ -1,4 +1,4 @@
-"""``benchmarks/gpu_image.py``: a step rehearsed here in an environment that holds only the GPU
+"""``benchmarks/gpu/gpu_image.py``: a step rehearsed here in an environment that holds only the GPU
 machine's package list lacks exactly what that image lacks, in the step's own process and in its
 children, and names what would have to travel."""
 
@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "gpu_image.py"
-sys.path.insert(0, str(ROOT / "benchmarks"))
+SCRIPT = ROOT / "benchmarks" / "gpu" / "gpu_image.py"
+sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 
 from gpu_image import IMAGE_DISTRIBUTIONS, available, missing_here  # noqa: E402
 
@@ -77,7 +77,7 @@ def test_a_metadata_check_counts_as_looking_for_a_distribution(tmp_path):
 
 
 def test_a_lasting_environment_is_the_same_image(tmp_path):
-    """``env DIR`` keeps the environment (the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh)."""
+    """``env DIR`` keeps the environment (the PYTHON of a CPU rehearsal of benchmarks/gpu/gpu_session.sh)."""
     done = subprocess.run([sys.executable, str(SCRIPT), "env", str(tmp_path / "env")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_session.sh (the prepared GPU session, v2) and benchmarks/gpu_carry.py (what it carries):
+"""benchmarks/gpu/gpu_session.sh (the prepared GPU session, v2) and benchmarks/gpu/gpu_carry.py (what it carries):
 the script exists, names only configs and scripts that exist, its dry run lists every step, each run's
 setup makes only what its steps need, it carries and points at the RuSH rules; the carry fits the device
 tool's 64 MiB with the working tree; the released package's processes cannot see scipy or scikit-learn."""
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "gpu_session.sh"
-sys.path.insert(0, str(ROOT / "benchmarks"))
+SCRIPT = ROOT / "benchmarks" / "gpu" / "gpu_session.sh"
+sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 
 import gpu_carry  # noqa: E402
 
@@ -64,9 +64,9 @@ def test_every_config_and_script_it_names_exists():
     text = SCRIPT.read_text()
     configs = set(re.findall(r"configs/[\w/.-]+\.yaml", text))
     assert set(PROBES) <= configs
-    scripts = set(re.findall(r"benchmarks/[\w.-]+\.py", text))
-    assert {"benchmarks/bench_ratescore.py", "benchmarks/gpu_carry.py", "benchmarks/bench_autocast.py",
-            "benchmarks/profile_ratescore.py", "benchmarks/gpu_image.py"} <= scripts
+    scripts = set(re.findall(r"benchmarks/[\w/.-]+\.py", text))
+    assert {"benchmarks/scoring/bench_ratescore.py", "benchmarks/gpu/gpu_carry.py", "benchmarks/scoring/bench_autocast.py",
+            "benchmarks/scoring/profile_ratescore.py", "benchmarks/gpu/gpu_image.py"} <= scripts
     assert [p for p in sorted(configs | scripts) if not (ROOT / p).is_file()] == []
 
 
@@ -144,7 +144,7 @@ def test_the_session_points_at_the_carried_rush_rules_and_never_writes_into_the_
     assert "step profile_ratescore" in out and "ratescore_trace_cuda_random_ner.json" in out
     profile_args = re.search(r'^PROFILE_ARGS=\$\{PROFILE_ARGS:-"([^"]*)"\}', SCRIPT.read_text(), re.M).group(1)
     assert "--profile-trace" in profile_args and f"--device cuda --ner {work}/random_ner" in out
-    profile_cli = (ROOT / "benchmarks" / "profile_ratescore.py").read_text()
+    profile_cli = (ROOT / "benchmarks" / "scoring" / "profile_ratescore.py").read_text()
     assert all(f'p.add_argument("{f}"' in profile_cli for f in re.findall(r"(--[a-z-]+)", profile_args))
     # the wrapper puts the released site first, for its own processes only
     wrapper = (work / "released-python").read_text()

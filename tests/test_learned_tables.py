@@ -1,4 +1,4 @@
-"""benchmarks/learned_tables.py (issue #46): per-metric tables from the runs' per-row test predictions,
+"""benchmarks/quality/learned_tables.py (issue #46): per-metric tables from the runs' per-row test predictions,
 each figure with its bootstrap CI over reference reports and the paired bootstrap p-value of learned
 minus shallow. Small SYNTHETIC fixture predictions; no model is trained here."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "learned_tables.py"
+SCRIPT = ROOT / "benchmarks" / "quality" / "learned_tables.py"
 
 
 @pytest.fixture(scope="module")
@@ -135,11 +135,11 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, t
     assert lt.main(args) == 0
     data = json.loads(out.read_text())
     assert data["synthetic"] is True and "SYNTHETIC" in data["note"] and data["command"].startswith(
-        "python benchmarks/learned_tables.py --run")
+        "python benchmarks/quality/learned_tables.py --run")
     er2 = data["metrics"]["er2score"]["sides"]
     assert set(er2) == {"test", "test_unseen"} and set(er2["test"]["learned"]) == {"42", "43"}
     assert set(er2["test_unseen"]["learned"]) == {"42"}
-    assert "--data.rows checkpoints/synthetic_unseen" in er2["test_unseen"]["learned"]["42"]["command"]
+    assert "--config configs/unseen/reward.yaml " in er2["test_unseen"]["learned"]["42"]["command"]  # its overlay
     assert er2["test"]["pairs"] == sum(1 for g in set(x["group"] for x in lines) for a in lines for b in lines
                                        if a["group"] == b["group"] == g and a["id"] < b["id"]
                                        and a["label_total"] != b["label_total"])

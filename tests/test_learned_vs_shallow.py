@@ -1,4 +1,4 @@
-"""benchmarks/learned_vs_shallow.py: the learned metrics' test figures beside the shallow learner's,
+"""benchmarks/quality/learned_vs_shallow.py: the learned metrics' test figures beside the shallow learner's,
 read from what the training and demo commands wrote, keyed by metric and seed (issue #29)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "learned_vs_shallow.py"
+SCRIPT = ROOT / "benchmarks" / "quality" / "learned_vs_shallow.py"
 
 
 def _run_folder(path: Path, seed: int, metrics: dict, *overrides: str, config: str = "configs/reward/sample.yaml") -> Path:
@@ -79,7 +79,7 @@ def test_a_run_without_its_figures_is_refused_by_name(tmp_path, metrics, message
 ])
 def test_a_run_that_is_not_the_sample_config_is_refused_naming_the_setting(tmp_path, overrides, named):
     """Its command would be the sample config's, which would not reproduce it (e.g. a run of the learning
-    curve at another learning rate or share: benchmarks/learning_curve.py keeps those)."""
+    curve at another learning rate or share: benchmarks/quality/learning_curve.py keeps those)."""
     figures = {"test/pearson": 0.5, "test/baseline/shallow_ridge/pearson": 0.4}
     run = _run_folder(tmp_path / "run", 42, figures, *overrides, config="configs/bleurt/sample.yaml")
     done = _call("--run", f"clinical_bleurt={run}", "--out", str(tmp_path / "x.json"))
@@ -105,7 +105,7 @@ def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tm
     sets.mkdir()
     (sets / "generator_synthetic.json").write_text(json.dumps({"seed": 0, "fingerprint": "abc123"}))
     record = {"version": "v2", "chosen_on_validation_of_train_rows": {"alpha": 30.0}}
-    monkeypatch.setattr(mod, "shallow_only", lambda folder: {"clinical_bleurt": ({"pearson": 0.7, "kendall": 0.58},
+    monkeypatch.setattr(mod, "shallow_only", lambda folder, unseen=False: {"clinical_bleurt": ({"pearson": 0.7, "kendall": 0.58},
                                                                                record)})
     mod.main(["--shallow-only", "--synthetic", str(sets), "--out", str(out)])
     data = json.loads(out.read_text())
@@ -113,7 +113,7 @@ def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tm
         entry = data["clinical_bleurt"][seed]
         assert entry["test"] == learned["test"] and entry["command"] == learned["command"]
         assert entry["shallow_test"] == {"pearson": 0.7, "kendall": 0.58} and entry["shallow_learner"] == record
-        assert entry["shallow_command"].startswith("python benchmarks/learned_vs_shallow.py --shallow-only")
+        assert entry["shallow_command"].startswith("python benchmarks/quality/learned_vs_shallow.py --shallow-only")
         assert "fingerprint abc123" in entry["shallow_set"]
     with pytest.raises(SystemExit):
         mod.main(["--shallow-only", "--demo", "x", "--out", str(out)])

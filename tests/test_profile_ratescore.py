@@ -1,4 +1,4 @@
-"""The RaTEScore stage profile (``benchmarks/profile_ratescore.py``): its stages add up to the
+"""The RaTEScore stage profile (``benchmarks/scoring/profile_ratescore.py``): its stages add up to the
 scoring time, each stage is timed where it happens, and its forward passes' FLOPs without
 padding are exactly the work the benchmark's fp32 floor counts."""
 
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
 
-from bench_ratescore import make_workloads, necessary_work  # noqa: E402
+from compute_floor import necessary_work  # noqa: E402
+from report_pairs import make_workloads  # noqa: E402
 from profile_ratescore import STAGES, StageClock, main  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 """Parity with the released ``ratescore`` 0.6.0 package, run in its own venv (``.venv-ratescore``,
-made on first use by ``benchmarks/bench_ratescore.py``; skipped, with the reason, when it cannot
+made on first use by ``benchmarks/scoring/released_package.py``; skipped, with the reason, when it cannot
 be made).
 
 How parity is set up: the released package splits sentences with medspacy's PyRuSH, which needs
@@ -28,8 +28,9 @@ from radscore.models import PACKAGED_MINILM, resolve_model_path
 from train.rehearsal.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_ratescore import run_released, sample_pairs, tie_ambiguous  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
+from released_package import run_released, tie_ambiguous  # noqa: E402
+from report_pairs import sample_pairs  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TOLERANCE = 1e-5

@@ -1,9 +1,9 @@
 """radscore's ``"rush"`` splitter (:mod:`radscore.rush`): its parts on small cases, then its
 sentences against the released package's own (medspacy's PyRuSH in the released venv, made on
-first use by ``benchmarks/bench_ratescore.py``; those tests skip, with the reason, when it cannot
+first use by ``benchmarks/scoring/released_package.py``; those tests skip, with the reason, when it cannot
 be made) on the sample reports, the synthetic sets and random report-like texts. To keep the
 suite's time, the synthetic and random sets are seeded samples of 800 texts here; the benchmark
-(``benchmarks/bench_splitter.py``) and the closing notes report the full sets.
+(``benchmarks/scoring/bench_splitter.py``) and the closing notes report the full sets.
 
 The spaCy tokenizations below were read off spaCy 3.7.5's English tokenizer (the released
 package's), and are what :func:`radscore.rush.token_starts` models.
@@ -20,7 +20,7 @@ from radscore import rush
 from radscore.text import clean_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 from bench_splitter import compare, run_released_splitter, sample_texts  # noqa: E402
 from report_texts import report_texts  # noqa: E402
 
@@ -171,7 +171,7 @@ def test_the_automaton_starts_over_past_its_state_cap_with_the_same_sentences(sp
 
 
 def test_the_soak_benchmark_keeps_the_automaton_within_its_bound(splitter, monkeypatch):
-    """benchmarks/bench_splitter_soak.py on a short run: samples as it goes, and the automaton starts
+    """benchmarks/scoring/bench_splitter_soak.py on a short run: samples as it goes, and the automaton starts
     over instead of growing (a smaller bound here, so that it must)."""
     import bench_splitter_soak
 

@@ -1,5 +1,5 @@
 """data.train_fraction: a seeded share of the training split's reference groups, for learning curves
-(benchmarks/learning_curve.py, issue #29); validation and test stay whole, and the shallow learner is
+(benchmarks/quality/learning_curve.py, issue #29); validation and test stay whole, and the shallow learner is
 fitted on the same share."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     out = tmp_path / "curve.json"
     config = tmp_path / "config.yaml"  # the runs' config (the curve names its settings' differences from it)
     config.write_text(json.dumps(_config(rows)))
-    curve = [sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt", "--config", str(config)]
+    curve = [sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt", "--config", str(config)]
     done = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
                            "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -153,15 +153,15 @@ def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
     config's run folder and key at that share, so it is refused before anything trains."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "learning_curve.py")
+    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "quality" / "learning_curve.py")
     curve = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(curve)
-    untagged = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+    untagged = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt",
                                "--fractions", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "c.json"),
                                "--", "--model.lr=1e-4"], capture_output=True, text=True, cwd=ROOT)
     assert untagged.returncode == 2 and "need --tag NAME" in untagged.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "c.json").exists()
-    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt",
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt",
                           "--fractions", "1", "--tag", "lr/1", "--out", str(tmp_path / "c.json"), "--", "--model.lr=1e-4"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "names a folder" in bad.stderr
@@ -176,7 +176,7 @@ def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_a
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(_config(rows, lr=1e-4)))
     runs = tmp_path / "runs"
-    curve = [sys.executable, str(ROOT / "benchmarks" / "learning_curve.py"), "clinical_bleurt", "--config", str(config),
+    curve = [sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt", "--config", str(config),
              "--seed", "42", "--runs", str(runs), "--out", str(tmp_path / "c.json"), "--fractions", "0.5"]
     _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=2e-4)
     stale = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)

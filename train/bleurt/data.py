@@ -92,7 +92,7 @@ class BleurtDataModule(pl.LightningDataModule):
         group_by_length: batch training pairs of similar length (less padding, faster on CPU).
         train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
             groups (1, the default: all of them); val and test stay whole. For learning curves
-            (``benchmarks/learning_curve.py``); the shallow learner of the test table is fitted on
+            (``benchmarks/quality/learning_curve.py``); the shallow learner of the test table is fitted on
             the same share.
     """
 

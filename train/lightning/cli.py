@@ -20,7 +20,7 @@ What it adds to LightningCLI:
 - after a test of those tasks, ``<run>/test_predictions.jsonl`` (rank 0): one line per test row with
   its id, reference group, the model's prediction, the label(s) and the baselines' scores on it
   (the data module's ``prediction_lines``), so that a statistic and its bootstrap CI can be recomputed
-  (``benchmarks/learned_tables.py``). ``python -m train <task> test --ckpt_path <run>/ckpt/X.ckpt``
+  (``benchmarks/quality/learned_tables.py``). ``python -m train <task> test --ckpt_path <run>/ckpt/X.ckpt``
   writes it into the checkpoint's run folder (a run trained before this file existed gets one without
   retraining);
 - ``test``'s run folder is ``--run_dir``, else the checkpoint's (``<run>/ckpt/X.ckpt``), else the config's;

@@ -62,7 +62,7 @@ def fused_adamw_supported(params: list) -> bool:
     """Whether torch's fused AdamW kernel takes these parameters: all floating point, on the CPU or
     on CUDA. It is the same update as the default (multi-tensor) one, in one kernel: on a 2-core CPU
     the optimizer step of MiniLM (22M parameters) drops from 0.128 s to 0.020 s, 20% of a training
-    step (measured with benchmarks/bench_train_step.py)."""
+    step (measured with benchmarks/training/bench_train_step.py)."""
     return bool(params) and all(p.is_floating_point() and p.device.type in FUSED_DEVICES for p in params)
 
 

@@ -4,7 +4,7 @@ The sample configs ask for ``precision: bf16-mixed``: on a CPU with native bfloa
 (AMX or AVX512-BF16) autocast makes steps about 1.6x faster than fp32. On a CPU without them
 (AVX2 only, e.g. the AMD EPYC machines of this project's CI) PyTorch emulates bfloat16 and the same
 autocast is far *slower*: a training step of the sample IOB model took 6.2 s in bf16 autocast
-against 0.36 s in fp32 on a 2-core AVX2 EPYC (``benchmarks/bench_train_step.py``; the backward
+against 0.36 s in fp32 on a 2-core AVX2 EPYC (``benchmarks/training/bench_train_step.py``; the backward
 pass dominates). So when a run is on
 the CPU and the CPU lacks those instructions, :func:`effective_precision` trains in ``32-true``
 instead and says so; ``RADSCORE_CPU_BF16=1`` keeps the configured precision. GPUs and CPUs with

@@ -117,7 +117,7 @@ class RewardDataModule(pl.LightningDataModule):
             which the paper's within-reference pairs leave free. Evaluation pairs are unchanged.
         train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
             groups (1, the default: all of them); val and test stay whole. For learning curves
-            (``benchmarks/learning_curve.py``); the shallow learner of the test table is fitted on
+            (``benchmarks/quality/learning_curve.py``); the shallow learner of the test table is fitted on
             the same share.
     """
 

@@ -1,9 +1,9 @@
 """Learning curve of a learned metric beside the shallow learner, on VALIDATION figures (issue #29).
 SYNTHETIC data: the sample profile's sets, never the papers' benchmarks.
 
-    .venv/bin/python benchmarks/learning_curve.py er2score --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python benchmarks/quality/learning_curve.py er2score --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/reward_sample
-    .venv/bin/python benchmarks/learning_curve.py clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python benchmarks/quality/learning_curve.py clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/bleurt_sample
 
 For each training share F (``data.train_fraction``: a seeded share of the training split's reference
@@ -17,7 +17,7 @@ From each run it reads the validation figures after every epoch (``logs/version_
 fits the shallow learner (:mod:`train.evaluation.baselines`: ridge on diff n-grams and counts; a logistic pair
 model for pair accuracy) on the run's own training rows, scored on the same validation rows. The
 test split is not read here: configurations are chosen on validation figures, and a run's test
-figures belong to ``benchmarks/learned_vs_shallow.py``.
+figures belong to ``benchmarks/quality/learned_vs_shallow.py``.
 
 Writes (merges into) ``benchmarks/results/learning_curve.json``::
 
@@ -47,7 +47,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"

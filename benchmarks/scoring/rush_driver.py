@@ -1,8 +1,8 @@
 """Split texts into sentences with the released ``ratescore`` package's own splitter: executed
-INSIDE the released package's venv (``.venv-ratescore``, see ``bench_ratescore.ensure_released_venv``),
+INSIDE the released package's venv (``.venv-ratescore``, see ``released_package.ensure_released_venv``),
 never imported by radscore.
 
-    .venv-ratescore/bin/python benchmarks/rush_driver.py IN.json OUT.json
+    .venv-ratescore/bin/python benchmarks/scoring/rush_driver.py IN.json OUT.json
 
 ``IN.json``: ``{"texts": [...], "detail": false, "repeat": 1}``.
 

@@ -1,8 +1,8 @@
 """Run the released ``ratescore`` 0.6.0 package on report pairs: executed INSIDE its own venv
-(``.venv-ratescore``, made on first use by ``ensure_released_venv`` in ``benchmarks/bench_ratescore.py``;
+(``.venv-ratescore``, made on first use by ``ensure_released_venv`` in ``benchmarks/scoring/released_package.py``;
 the ``released_python`` fixture of ``tests/conftest.py`` calls it), never imported by radscore.
 
-    .venv-ratescore/bin/python benchmarks/ratescore_driver.py IN.json OUT.json
+    .venv-ratescore/bin/python benchmarks/scoring/ratescore_driver.py IN.json OUT.json
 
 ``IN.json``: ``{"candidates": [...], "references": [...], "ner": folder, "encoder": folder,
 "matrix": "long" | "short" | JSON path, "batch_size": 1, "entities": false, "use_gpu": false,

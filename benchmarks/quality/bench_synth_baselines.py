@@ -1,6 +1,6 @@
 """What text alone reaches on the SYNTHETIC benchmark: the trivial baselines on every rated set.
 
-    .venv/bin/python benchmarks/bench_synth_baselines.py [--seeds 0 1 2] [--out benchmarks/results/synth_baselines.json]
+    .venv/bin/python benchmarks/quality/bench_synth_baselines.py [--seeds 0 1 2] [--out benchmarks/results/synth_baselines.json]
 
 For each seed, generates the default synthetic sets (``python -m data synth`` sizes) into a
 temporary folder and scores the evaluation side of every set with the trivial baselines of
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E402

@@ -1,10 +1,10 @@
 """Rehearse a GPU-session step against the GPU machine's package set, on this machine, before paying
-for device time: which distributions must travel as wheels for each step of ``benchmarks/gpu_session.sh``.
+for device time: which distributions must travel as wheels for each step of ``benchmarks/gpu/gpu_session.sh``.
 
-    .venv/bin/python benchmarks/gpu_image.py run -m train memory-probe --config configs/bleurt/paper.yaml ...
-    .venv/bin/python benchmarks/gpu_image.py run benchmarks/bench_ratescore.py --no-released ...
-    .venv/bin/python benchmarks/gpu_image.py missing    # what this venv has that the image lacks
-    .venv/bin/python benchmarks/gpu_image.py env DIR    # make the environment in DIR and keep it; prints its python
+    .venv/bin/python benchmarks/gpu/gpu_image.py run -m train memory-probe --config configs/bleurt/paper.yaml ...
+    .venv/bin/python benchmarks/gpu/gpu_image.py run benchmarks/scoring/bench_ratescore.py --no-released ...
+    .venv/bin/python benchmarks/gpu/gpu_image.py missing    # what this venv has that the image lacks
+    .venv/bin/python benchmarks/gpu/gpu_image.py env DIR    # make the environment in DIR and keep it; prints its python
 
 The device tool's GPU machines (``nvidia-h100-x1``, ``nvidia-h200``) run an image with a fixed package
 list and no network (their page in the tool library, ``KINDS.md``, as read on 2026-11-17; copied below
@@ -36,7 +36,7 @@ import tempfile
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "radscore"  # this repository's own distribution (installed editable): it travels as the working tree
 
 # The image's distributions (KINDS.md, "nvidia-h100-x1, nvidia-h200: their image, 'cuda'", 2026-11-17),
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     if argv[0] == "missing":
         print("\n".join(missing_here()))
         return 0
-    if argv[0] == "env":  # a lasting environment, e.g. the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh
+    if argv[0] == "env":  # a lasting environment, e.g. the PYTHON of a CPU rehearsal of benchmarks/gpu/gpu_session.sh
         if len(argv) != 2 or Path(argv[1]).exists():
             print("gpu_image env: give one folder that does not exist yet", file=sys.stderr)
             return 2
