@@ -257,14 +257,15 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
         scatter(values, ratings, out / f"scatter_{name}.png", f"SYNTHETIC: {METRIC_LABELS.get(name, name)}",
                 "simulated rating (0-5)", stats)
     heatmap(tuned, out / "W_heatmap.png", f"SYNTHETIC: tuned W ({cfg.objective.correlation}, train split)")
-    header = (f"demo: {len(test)} held-out pairs ({len(set(groups))} test-split reference reports of the corpus "
-              f"split) of the synthetic Task-2-style set, {len(triads)} synthetic triads; NER {export}")
+    header = (f"demo: {len(test)} held-out pairs ({len(set(groups))} test-split reference reports of the split "
+              f"the sets were made on) of the synthetic Task-2-style set, {len(triads)} synthetic triads; NER {export}")
     table = format_table(rows, unavailable, header, float(rep.confidence))
     _stage("meta-evaluation and plots", timings, t0)
 
     tune_test = tune_report["results"]["tuned"]["test"]["value"]
     ours = rows["ratescore_tuned"][cfg.objective.correlation]["value"]
     report = {"synthetic": True, "note": SYNTHETIC_NOTE, "ner_export": str(export),
+              "ner_config": None if ner_export else ner_config,
               "tune_run": str(out / "tune"), "tune_config": tune_config,
               "tune_seed": int(cfg.search.sampler_seed),
               "held_out": {"pairs": len(test), "groups": len(set(groups))}, "triads": len(triads),

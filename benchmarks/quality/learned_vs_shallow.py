@@ -178,7 +178,13 @@ def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = F
                   "command": command}
 
 
-def from_demo(out: Path) -> tuple[str, dict]:
+#: the demo's configs on the unseen-domain sets (configs/unseen/README.md)
+UNSEEN_DEMO = {"ner_config": "configs/unseen/ner.yaml", "tune_config": "configs/unseen/tune.yaml"}
+
+
+def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
+    """``(seed, entry)`` of a demo folder; with ``unseen`` (a demo run with the configs/unseen NER and tune
+    configs, refused otherwise) under ``test_unseen``, ``shallow_test_unseen``, ``set_unseen``, ``command_unseen``."""
     report_file = out / "demo_report.json"
     if not report_file.is_file():
         raise SystemExit(f"{out}: no demo_report.json (run make demo first)")
@@ -192,9 +198,20 @@ def from_demo(out: Path) -> tuple[str, dict]:
         return {"kendall": r["kendall"]["value"], "pearson": r["pearson"]["value"], "triad_accuracy": r["triad_accuracy"]}
 
     seed = f"sampler_seed {report.get('tune_seed', '?')}"
+    where = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    if unseen:
+        wrong = {k: report.get(k) for k, want in UNSEEN_DEMO.items() if not _same_file(report.get(k), want)}
+        if wrong:
+            raise SystemExit(f"{report_file}: given as an unseen-domain demo but made with {wrong} "
+                             f"(expected {UNSEEN_DEMO}; configs/unseen/README.md)")
+        return seed, {"set_unseen": f"SYNTHETIC unseen-domain Task 2 held-out pairs ({report['held_out']['pairs']}; "
+                                    f"data/samples/split_unseen.json) and {report['triads']} Task 3 triads",
+                      "test_unseen": figures("ratescore_tuned"), "shallow_test_unseen": figures(SHALLOW),
+                      "command_unseen": f"python -m train demo --out {where} --ner-config {UNSEEN_DEMO['ner_config']} "
+                                        f"--tune-config {UNSEEN_DEMO['tune_config']}"}
     return seed, {"set": f"SYNTHETIC Task 2 held-out pairs ({report['held_out']['pairs']}) and "
                          f"{report['triads']} Task 3 triads", "test": figures("ratescore_tuned"),
-                  "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {out}"}
+                  "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {where}"}
 
 
 def _shallow_record(chosen: dict, statistic: str) -> dict:
@@ -283,6 +300,8 @@ def main(argv=None) -> None:
     p.add_argument("--run-unseen", action="append", default=[], metavar="METRIC=RUN",
                    help="a training run folder trained on the unseen-domain set (its test: unseen anatomies)")
     p.add_argument("--demo", default=None, help="a make demo output folder (tuned RaTEScore)")
+    p.add_argument("--demo-unseen", default=None, help="a demo folder made with the configs/unseen NER and tune "
+                   "configs (the tuned RaTEScore on the unseen-domain test)")
     p.add_argument("--shallow-only", action="store_true",
                    help="recompute only the shallow learner's rows of the entries in --out (no learned model)")
     p.add_argument("--synthetic", default=None,
@@ -297,7 +316,7 @@ def main(argv=None) -> None:
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
     if args.shallow_only:
-        if args.run or args.run_unseen or args.demo:
+        if args.run or args.run_unseen or args.demo or args.demo_unseen:
             p.error("--shallow-only recomputes the shallow rows alone: give no --run or --demo")
         if not data:
             p.error(f"--shallow-only: {out} holds no entry to update")
@@ -332,8 +351,12 @@ def main(argv=None) -> None:
         data.setdefault(metric, {}).setdefault(seed, {}).update(entry)
     if args.demo:
         seed, entry = from_demo(Path(args.demo).resolve())
-        data.setdefault("ratescore_tuned", {})[seed] = entry
-    if not args.run and not args.run_unseen and not args.demo and not args.shallow_only:
+        old = data.setdefault("ratescore_tuned", {}).get(seed, {})
+        data["ratescore_tuned"][seed] = {**entry, **{k: v for k, v in old.items() if k.endswith("_unseen")}}
+    if args.demo_unseen:
+        seed, entry = from_demo(Path(args.demo_unseen).resolve(), unseen=True)
+        data.setdefault("ratescore_tuned", {}).setdefault(seed, {}).update(entry)
+    if not args.run and not args.run_unseen and not args.demo and not args.demo_unseen and not args.shallow_only:
         p.error("nothing to read: give --run, --run-unseen and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
