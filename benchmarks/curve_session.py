@@ -14,7 +14,8 @@ start, the host's work between kernels and validation), each ``python -m train r
 --config <sample config> --seed_everything S --trainer.accelerator A --data.rows|--data.train_path SET
 --test_baselines false --run_dir WORK/runs/<metric>_<set>_seed<S>``: the shallow learner's CPU fit is left
 out of the machine's time (``benchmarks/learning_curve.py`` fits it here on the same sets, checked by
-fingerprint). ``--max-steps N`` adds ``--trainer.max_steps N`` (the CPU rehearsal only).
+fingerprint). ``--limit-batches N`` adds ``--trainer.limit_{train,val,test}_batches N`` (the CPU rehearsal
+only: every epoch, validation and test run, each on N batches).
 
 As each fit ends (or when the step's timeout stops this process: SIGTERM), its small files are copied to
 ``OUT/curve/runs/<name>/`` (``test_metrics.json``, ``logs/version_*/metrics.csv`` and ``config.yaml``,
@@ -83,11 +84,12 @@ def unpack_sets(archive: Path | None, dest: Path, names: list[str], out: Path) -
 
 
 def fit_command(metric: str, set_dir: Path, seed: int, accelerator: str, run_dir: Path,
-                max_steps: int | None = None) -> list[str]:
+                limit_batches: int | None = None) -> list[str]:
     task, config, data_arg, rel = CURVE_METRICS[metric]
     return ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
             "--trainer.accelerator", accelerator, data_arg, str(set_dir / rel), "--test_baselines", "false",
-            *(["--trainer.max_steps", str(max_steps)] if max_steps else []), "--run_dir", str(run_dir)]
+            *[arg for stage in ("train", "val", "test") if limit_batches
+              for arg in (f"--trainer.limit_{stage}_batches", str(limit_batches))], "--run_dir", str(run_dir)]
 
 
 def backbone_note() -> str:
@@ -117,7 +119,7 @@ def collect(run_dir: Path, dest: Path, record: dict) -> None:
 
 
 def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, seeds=SEEDS,
-          metrics=tuple(CURVE_METRICS), parallel: int = 4, max_steps: int | None = None) -> list[dict]:
+          metrics=tuple(CURVE_METRICS), parallel: int = 4, limit_batches: int | None = None) -> list[dict]:
     """The fits of one set, ``parallel`` at a time, in the order given (metric-major per seed: every
     seed of the first metric first when ``parallel`` is smaller than the number of fits)."""
     set_dir = sets / set_name
@@ -135,7 +137,7 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
     def finish(name, proc, run_dir, args, t0, status=None):
         metric, seed = name.split(f"_{set_name}_seed")
         record = {"name": name, "metric": metric, "seed": int(seed), "command": "python " + " ".join(args), "backbone": note, "accelerator": accelerator,
-                  "set": set_name, "max_steps": max_steps, "returncode": proc.returncode if status is None else status,
+                  "set": set_name, "limit_batches": limit_batches, "returncode": proc.returncode if status is None else status,
                   "seconds": round(time.time() - t0, 1), "finished": (run_dir / "test_metrics.json").is_file()}
         collect(run_dir, out / "curve" / "runs" / name, record)
         done.append(record)
@@ -163,7 +165,7 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
             name = f"{metric}_{set_name}_seed{seed}"
             run_dir = work / name
             shutil.rmtree(run_dir, ignore_errors=True)
-            args = fit_command(metric, set_dir, seed, accelerator, run_dir, max_steps)
+            args = fit_command(metric, set_dir, seed, accelerator, run_dir, limit_batches)
             log(f"start {name}: python {' '.join(args)}")
             with (out / "curve" / "logs" / f"{name}.log").open("w") as fh:
                 proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -193,13 +195,14 @@ def main(argv=None) -> int:
     t.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     t.add_argument("--metrics", nargs="+", choices=sorted(CURVE_METRICS), default=list(CURVE_METRICS))
     t.add_argument("--parallel", type=int, default=4)
-    t.add_argument("--max-steps", type=int, default=None, help="the CPU rehearsal only: --trainer.max_steps N")
+    t.add_argument("--limit-batches", type=int, default=None,
+                   help="the CPU rehearsal only: --trainer.limit_{train,val,test}_batches N")
     a = p.parse_args(argv)
     if a.cmd == "sets":
         got = unpack_sets(Path(a.archive) if a.archive else None, Path(a.dest), a.names, Path(a.out))
         return 0 if all(v != "FAILED" for v in got.values()) else 1
     done = train(Path(a.sets), a.set_name, Path(a.work), Path(a.out), a.accelerator, tuple(a.seeds),
-                 tuple(a.metrics), a.parallel, a.max_steps)
+                 tuple(a.metrics), a.parallel, a.limit_batches)
     return 0 if done and all(r["finished"] for r in done) else 1
 
 

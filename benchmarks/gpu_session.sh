@@ -11,6 +11,18 @@
 #       the rehearsal of all 26 paper configs on CUDA (~280 s)
 # `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
 # minutes, more than the 7 one run may take, hence the two runs.
+# Runs 3 and 4, the learning curve on CUDA (issue #46), carry their own folder, made here (PyPI needed; the sets
+# are generated here when missing: ~100 s of one core per 1x):
+#       .venv/bin/python benchmarks/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve, ~56 MiB with the tree
+#   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu_session.sh
+#       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~280 s expected; ends by CURVE_RUN_BUDGET)
+#   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu_session.sh
+#       the sets at 8x (~200 s expected)
+#   Each set's step trains the sample ER²Score and ClinicalBLEURT, seeds 42 and 43, four fits at once on the GPU
+#   (benchmarks/curve_session.py), from the packaged all-MiniLM-L6-v2 carried as bfloat16 (45 MB; widened to
+#   float32 on the machine, so its figures are not bit-comparable with a CPU run from the float32 package); the fits
+#   skip the shallow learner (--test_baselines false). Back here:
+#       .venv/bin/python benchmarks/learning_curve.py --gpu-session OUT    # the shallow learner fitted here, merged
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
 #
 # Why one carry serves both runs (benchmarks/gpu_carry.py says what each part is):
@@ -44,6 +56,11 @@
 # the image's package set scaled by the steps that ran both places (the rehearsal: each model family's GPU/CPU time
 # ratio on its --fast config); docs/reproducing.md, "The GPU session", gives the figures. Raise one (and the run's
 # timeout_s) if its step reports TIMED OUT.
+# A CPU rehearsal of run 3 at 1x (3 batches per epoch, validation and test; 2026-11-28: see docs/reproducing.md):
+#   .venv/bin/python benchmarks/gpu_carry.py --curve --multiples 1 --python-version 3.11 --carry checkpoints/gpu_carry_curve_cp311
+#   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_curve_cp311 GPU_SESSION_RUN=3 \
+#       GPU_SESSION_STEPS="curve_1x" CURVE_LIMIT_BATCHES=3 CURVE_PARALLEL=2 CURVE_RUN_BUDGET=3600 T_CURVE_1X=3000 \
+#       bash benchmarks/gpu_session.sh
 # A CPU rehearsal of a run in the GPU image's package set (the full-size probes need the GPU's memory: leave them out):
 #   .venv/bin/python benchmarks/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
 #   .venv/bin/python benchmarks/gpu_image.py env /tmp/image_env        # prints the environment's python
@@ -110,7 +127,7 @@ T_CURVE_4X=${T_CURVE_4X:-120}
 T_CURVE_8X=${T_CURVE_8X:-260}
 CURVE_PARALLEL=${CURVE_PARALLEL:-4}  # fits at once on the one GPU
 CURVE_RUN_BUDGET=${CURVE_RUN_BUDGET:-340}  # seconds since the script started by which a curve run ends (the device's 6 minutes, less margin)
-CURVE_MAX_STEPS=${CURVE_MAX_STEPS:-}  # the CPU rehearsal only: --trainer.max_steps of every fit
+CURVE_LIMIT_BATCHES=${CURVE_LIMIT_BATCHES:-}  # the CPU rehearsal only: N train, val and test batches per epoch/stage
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
@@ -354,7 +371,7 @@ for name in $(curve_sets); do
     [ "$DRY" != 1 ] && [ "$left" -lt "$limit" ] && limit=$left
     step "curve_$name" "$limit" "$PY" benchmarks/curve_session.py train --sets "$WORK/sets" --set "$name" \
         --work "$WORK/runs" --out "$OUT" --accelerator "$ACCELERATOR" --parallel "$CURVE_PARALLEL" \
-        ${CURVE_MAX_STEPS:+--max-steps "$CURVE_MAX_STEPS"}
+        ${CURVE_LIMIT_BATCHES:+--limit-batches "$CURVE_LIMIT_BATCHES"}
 done
 
 say "done; files in $OUT:"

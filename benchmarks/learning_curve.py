@@ -352,10 +352,10 @@ def gpu_session_point(folder: Path, session: Path, sets: Path, cache_path: Path,
     shallow = shallow_on_set(metric, cfg, local_set(set_name, stored, sets), stored, cache_path)
     val = {n: best[n] for n in stats.values()}
     multiple = int(set_name.split("x", 1)[0])
-    max_steps = record.get("max_steps")
+    limit = record.get("limit_batches")  # a CPU rehearsal's: a point of its own, off the trend
     key = (f"{multiple}x_rows" + ("_unseen" if set_name.endswith("_unseen") else "")
-           + (f"_max{max_steps}steps" if max_steps else "") + f"@{device_slug(label)}")
-    point = {"fraction": 1.0, "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"), "max_steps": max_steps,
+           + (f"_limit{limit}batches" if limit else "") + f"@{device_slug(label)}")
+    point = {"fraction": 1.0, "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"), "limit_batches": limit,
              "rows_multiple": multiple, "set": set_name, "set_generator": stored, "device": label,
              "train_rows": shallow["train_rows"], "train_groups": shallow["train_groups"],
              "val_rows": shallow["val_rows"], "epochs": epochs, "best_epoch": best["epoch"], "val": val,
@@ -396,7 +396,7 @@ def merge_gpu_session(session: Path, out: Path = OUT, sets: Path = CURVE_SETS, c
     for metric, seed in sorted({(m, s) for m, s, _ in merged}):
         entry = data[metric][str(seed)]
         ladder = {k: v for k, v in entry.items() if k.endswith(f"@{slug}") and "_unseen" not in k
-                  and not k.startswith("trend") and "steps@" not in k}
+                  and not k.startswith("trend") and "batches@" not in k}
         entry[f"trend@{slug}"] = trend(ladder)
         entry[f"trend_test@{slug}"] = trend({k: {**v, "gap": v["test_gap"]} for k, v in ladder.items()})
         entry.setdefault("set", "SYNTHETIC (validation split of the sample set; data.synth)")
