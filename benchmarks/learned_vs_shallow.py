@@ -1,12 +1,15 @@
 """The learned metrics beside the shallow learner, on their own test split (issue #29). SYNTHETIC data.
 
     .venv/bin/python benchmarks/learned_vs_shallow.py --run er2score=checkpoints/reward_sample \\
-        --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo
+        --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo \\
+        --run-unseen er2score=checkpoints/unseen/reward_seed42 --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42
 
 Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
 
     {"<metric>": {"<seed>": {"set": ..., "test": {"kendall" | "pearson" | "pair_accuracy": value},
-                             "shallow_test": {...}, "command": "..."}}}
+                             "shallow_test": {...}, "command": "...",
+                             "set_unseen": ..., "test_unseen": {...}, "shallow_test_unseen": {...},
+                             "command_unseen": "..."}}}
 
 - ``--run METRIC=RUN``: a training run folder of ``python -m train reward|bleurt fit``. Its
   ``test_metrics.json`` holds the model's test figures and, beside them, the shallow learner's on the
@@ -16,6 +19,13 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
   ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file. A run
   that differs from the sample config in a setting the config states (or trained on a share of the
   rows) is refused, naming the settings: the ``command`` written would not reproduce it.
+- ``--run-unseen METRIC=RUN``: a run trained on the unseen-domain sets (``data/samples/split_unseen.json``:
+  its test side holds every report of the held-out anatomies; sets made by ``python -m data synth --split
+  data/samples/split_unseen.json --out checkpoints/synthetic_unseen``). Read as ``--run`` reads, into
+  ``test_unseen``, ``shallow_test_unseen``, ``set_unseen`` and ``command_unseen`` of the same metric and
+  seed. Its config must be the sample config except for exactly one setting, the rows override that
+  points at the unseen-domain set (:data:`UNSEEN_ROWS`; ``--data.rows`` for ER²Score,
+  ``--data.train_path`` for ClinicalBLEURT), which the command written carries.
 - ``--demo OUT``: a ``python -m train demo`` folder (``make demo``: ``checkpoints/demo``); its
   ``demo_report.json`` gives the tuned RaTEScore and the shallow learner (fitted on the search's
   train pairs) on the held-out pairs: Kendall, Pearson and the Task 3 triad accuracy.
@@ -31,7 +41,10 @@ command printed, so the ``command`` field reproduces it.
   It replaces ``shallow_test`` of every entry already in the JSON and records ``shallow_learner`` (its
   version, :data:`train.evaluation.baselines.SHALLOW_VERSION`, and the values it chose on validation)
   with ``shallow_command`` and ``shallow_set`` (the sets' seed and generator fingerprint); the learned
-  figures are left as they are.
+  figures are left as they are. With ``--unseen``: the same on the unseen-domain sets (default
+  ``checkpoints/synthetic_unseen``, which must hold this generator's seed-0 default sets on
+  ``data/samples/split_unseen.json``; never generated here), read through the ``configs/unseen`` overlays,
+  into ``shallow_test_unseen``, ``shallow_learner_unseen``, ``shallow_command_unseen`` and ``shallow_set_unseen``.
 """
 
 from __future__ import annotations
@@ -48,6 +61,14 @@ SHALLOW = "shallow_ridge"
 #: test_metrics.json statistic -> the JSON's name
 STATISTICS = {"pair_acc": "pair_accuracy", "kendall": "kendall", "pearson": "pearson"}
 TASKS = {"er2score": ("reward", "configs/reward/sample.yaml"), "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml")}
+#: the unseen-domain sets (``python -m data synth --split data/samples/split_unseen.json --out
+#: checkpoints/synthetic_unseen``): the one setting a ``--run-unseen`` run may set otherwise than its config
+UNSEEN_ROWS = {"er2score": ("data.rows", "checkpoints/synthetic_unseen/synthetic_er2/radcliq_synthetic.jsonl"),
+               "clinical_bleurt": ("data.train_path",
+                                   "checkpoints/synthetic_unseen/synthetic_bleurt/clinical_bleurt_synthetic.jsonl")}
+#: the overlays of the sample configs that train on those sets (configs/unseen/README.md): a run of one of them,
+#: unchanged, is an unseen-domain run too, and its command names the overlay
+UNSEEN_CONFIGS = {"er2score": "configs/unseen/reward.yaml", "clinical_bleurt": "configs/unseen/bleurt.yaml"}
 
 
 def _resolved_config(run: Path) -> dict:
@@ -62,28 +83,81 @@ def _resolved_config(run: Path) -> dict:
     return yaml.safe_load(found.read_text(encoding="utf-8")) or {}
 
 
-def differences_from_config(cfg: dict, config: str, seed) -> list[str]:
-    """What a run's resolved config sets otherwise than ``config`` at ``seed`` (the settings the config
-    states, as ``python -m train ablations`` compares them, and the training share)."""
+def _same_file(a, b: str) -> bool:
+    return a is not None and (ROOT / str(a)).resolve() == (ROOT / b).resolve()
+
+
+def unseen_rows_check(metric: str, cfg: dict) -> str | None:
+    """``None`` when the run's rows setting points at the unseen-domain set of ``metric``
+    (:data:`UNSEEN_ROWS`), else why not."""
+    key, want = UNSEEN_ROWS[metric]
+    section, _, name = key.partition(".")
+    have = (cfg.get(section) or {}).get(name)
+    if _same_file(have, want):
+        return None
+    return f"{key}: run has {have!r}, an unseen-domain run has {want!r}"
+
+
+def differences_from_config(cfg: dict, config: str, seed, overrides: tuple[str, ...] = ()) -> list[str]:
+    """What a run's resolved config sets otherwise than ``config`` at ``seed`` with ``overrides``
+    (``--key=value``; the settings the config states, as ``python -m train ablations`` compares them,
+    and the training share)."""
     from train.ablations.runs import describe_differences, run_differs_from_config
 
-    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg, (f"--seed_everything={seed}",)))
+    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg,
+                                                       (f"--seed_everything={seed}", *overrides)))
     fraction = (cfg.get("data") or {}).get("train_fraction")
     if fraction not in (None, 1, 1.0):
         out.append(f"data.train_fraction: run has {fraction!r}, config says 1")
     return out
 
 
-def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, dict]:
+def run_command(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, str, dict]:
+    """``(seed, the training command that reproduces the run, its resolved config)``; a run that
+    differs from ``config`` (default: the metric's sample config) is refused, naming the settings.
+    With ``unseen`` the run must have been trained on the unseen-domain set (:data:`UNSEEN_ROWS`),
+    and that override (only that one) is accepted and written into the command."""
     if metric not in TASKS:
-        raise SystemExit(f"--run {metric}=...: expected one of {sorted(TASKS)}")
+        raise SystemExit(f"--run{'-unseen' if unseen else ''} {metric}=...: expected one of {sorted(TASKS)}")
+    cfg = _resolved_config(run)
+    seed = cfg.get("seed_everything")
+    task, default_config = TASKS[metric]
+    config = config or default_config
+    overrides: tuple[str, ...] = ()
+    if unseen:
+        why = unseen_rows_check(metric, cfg)
+        if why is not None:
+            raise SystemExit(f"{run}: given as an unseen-domain run but not trained on the unseen-domain set: {why}")
+        overlay = UNSEEN_CONFIGS[metric]
+        if config == default_config and not differences_from_config(cfg, overlay, seed):
+            command = (f"python -m train {task} fit --config {overlay} --seed_everything {seed} "
+                       f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
+            return str(seed), command, cfg
+        key, want = UNSEEN_ROWS[metric]
+        section, _, name = key.partition(".")
+        overrides = (f"--{key}={cfg[section][name]}",)
+    differences = differences_from_config(cfg, config, seed, overrides)
+    if differences:
+        extra = f" with {UNSEEN_ROWS[metric][0]} on the unseen-domain set" if unseen else ""
+        raise SystemExit(f"{run}: not {config}{extra} at seed {seed}, so the command written for it would "
+                         f"not reproduce it: {'; '.join(differences)}")
+    rows = f" --{UNSEEN_ROWS[metric][0]} {UNSEEN_ROWS[metric][1]}" if unseen else ""
+    command = (f"python -m train {task} fit --config {config} --seed_everything {seed}{rows} "
+               f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
+    return str(seed), command, cfg
+
+
+def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, dict]:
+    """``(seed, entry)``: the run's test figures and the shallow learner's beside them; with ``unseen``
+    (an unseen-domain run, :func:`run_command`) under ``test_unseen``, ``shallow_test_unseen``,
+    ``set_unseen`` and ``command_unseen``."""
+    if metric not in TASKS:
+        raise SystemExit(f"--run{'-unseen' if unseen else ''} {metric}=...: expected one of {sorted(TASKS)}")
     metrics_file = run / "test_metrics.json"
     if not metrics_file.is_file():
         raise SystemExit(f"{run}: no test_metrics.json (the run has not finished its test)")
     metrics = json.loads(metrics_file.read_text())
-    cfg = _resolved_config(run)
-    seed = cfg.get("seed_everything")
-    task, default_config = TASKS[metric]
+    seed, command, cfg = run_command(metric, run, config, unseen)
     test = {name: float(metrics[f"test/{key}"]) for key, name in STATISTICS.items() if f"test/{key}" in metrics}
     shallow = {name: float(metrics[f"test/baseline/{SHALLOW}/{key}"]) for key, name in STATISTICS.items()
                if f"test/baseline/{SHALLOW}/{key}" in metrics}
@@ -96,14 +170,12 @@ def from_run(metric: str, run: Path, config: str | None = None) -> tuple[str, di
     if info is not None and info.is_file():  # data.synth's record of the set: its seed and fingerprint
         gen = json.loads(info.read_text())
         rows = f"{rows}, data.synth seed {gen.get('seed')}, generator fingerprint {gen.get('fingerprint')}"
-    differences = differences_from_config(cfg, config or default_config, seed)
-    if differences:
-        raise SystemExit(f"{run}: not {config or default_config} at seed {seed}, so the command written for it would "
-                         f"not reproduce it: {'; '.join(differences)}")
-    command = (f"python -m train {task} fit --config {config or default_config} --seed_everything {seed} "
-               f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
-    return str(seed), {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,
-                       "command": command}
+    if unseen:
+        return seed, {"set_unseen": f"SYNTHETIC {rows} (test split: the held-out anatomies of "
+                                    "data/samples/split_unseen.json)",
+                      "test_unseen": test, "shallow_test_unseen": shallow, "command_unseen": command}
+    return seed, {"set": f"SYNTHETIC {rows} (test split)", "test": test, "shallow_test": shallow,
+                  "command": command}
 
 
 def from_demo(out: Path) -> tuple[str, dict]:
@@ -131,8 +203,24 @@ def _shallow_record(chosen: dict, statistic: str) -> dict:
     return {"version": SHALLOW_VERSION, "chosen_on_validation_of_train_rows": chosen, "for": statistic}
 
 
-def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
-    """``{metric: (shallow_test, shallow_learner record)}`` recomputed on the sample configs' sets."""
+def check_unseen_sets(folder: Path) -> None:
+    """Refuse a folder that does not hold this generator's default-size sets on the unseen-domain split."""
+    from data.split import UNSEEN_SPLIT_FILE
+    from data.synth.generate import DEFAULT_SIZES, FINGERPRINT, corpus_paths, fingerprint
+
+    make = f"python -m data synth --split data/samples/split_unseen.json --out {folder}"
+    try:
+        gen = json.loads((folder / FINGERPRINT).read_text())
+    except (OSError, ValueError):
+        raise SystemExit(f"{folder}: no unseen-domain sets ({make})") from None
+    if gen.get("fingerprint") != fingerprint(corpus_paths(None), None, UNSEEN_SPLIT_FILE) or gen.get("seed") != 0 \
+            or gen.get("sizes") != DEFAULT_SIZES:
+        raise SystemExit(f"{folder}: not this generator's seed-0 default sets on the unseen-domain split; remake them: {make}")
+
+
+def shallow_only(folder: Path | None, unseen: bool = False) -> dict[str, tuple[dict, dict]]:
+    """``{metric: (shallow_test, shallow_learner record)}`` recomputed on the sample configs' sets (with
+    ``unseen``: on the unseen-domain sets in ``folder``, read by the configs/unseen overlays)."""
     import numpy as np
 
     from data.ratings import pair_er2_rows
@@ -145,7 +233,10 @@ def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
     from train.tune.config import load_config
 
     folder = folder or ROOT / "checkpoints" / "synthetic"
-    generate_default(folder)  # nothing when the default sets of this generator are there
+    if unseen:
+        check_unseen_sets(folder)
+    else:
+        generate_default(folder)  # nothing when the default sets of this generator are there
     out = {}
 
     data = dict(resolve_config(ROOT / TASKS["er2score"][1])["data"])
@@ -166,8 +257,8 @@ def shallow_only(folder: Path | None) -> dict[str, tuple[dict, dict]]:
     out["clinical_bleurt"] = ({"kendall": table["kendall"], "pearson": table["pearson"]},
                               _shallow_record({k: table[k] for k in keys}, "Pearson and Kendall (ridge on the ratings)"))
 
-    cfg = load_config(ROOT / "configs/tune/sample.yaml", {"data.path": str(folder / "synthetic_rate_eval"),
-                                                           "data.generate_synthetic": None})
+    cfg = load_config(ROOT / ("configs/unseen/tune.yaml" if unseen else "configs/tune/sample.yaml"),
+                      {"data.path": str(folder / "synthetic_rate_eval"), "data.generate_synthetic": None})
     test, triads = held_out(cfg)
     originals = [t.original for t in triads]
     chosen: dict = {}
@@ -189,53 +280,73 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", action="append", default=[], metavar="METRIC=RUN",
                    help=f"a training run folder, METRIC one of {sorted(TASKS)}")
+    p.add_argument("--run-unseen", action="append", default=[], metavar="METRIC=RUN",
+                   help="a training run folder trained on the unseen-domain set (its test: unseen anatomies)")
     p.add_argument("--demo", default=None, help="a make demo output folder (tuned RaTEScore)")
     p.add_argument("--shallow-only", action="store_true",
                    help="recompute only the shallow learner's rows of the entries in --out (no learned model)")
     p.add_argument("--synthetic", default=None,
                    help="with --shallow-only: the synthetic sets' folder (default checkpoints/synthetic)")
+    p.add_argument("--unseen", action="store_true",
+                   help="with --shallow-only: the unseen-domain sets (default checkpoints/synthetic_unseen; "
+                   "python -m data synth --split data/samples/split_unseen.json --out ...), into shallow_test_unseen")
     p.add_argument("--out", default=str(OUT))
     args = p.parse_args(argv)
+    if args.unseen and not args.shallow_only:
+        p.error("--unseen goes with --shallow-only (learned runs: --run-unseen)")
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.is_file() else {}
     if args.shallow_only:
-        if args.run or args.demo:
+        if args.run or args.run_unseen or args.demo:
             p.error("--shallow-only recomputes the shallow rows alone: give no --run or --demo")
         if not data:
             p.error(f"--shallow-only: {out} holds no entry to update")
-        folder = Path(args.synthetic).resolve() if args.synthetic else ROOT / "checkpoints" / "synthetic"
-        got = shallow_only(folder)
+        default = ROOT / "checkpoints" / ("synthetic_unseen" if args.unseen else "synthetic")
+        folder = Path(args.synthetic).resolve() if args.synthetic else default
+        got = shallow_only(folder, unseen=args.unseen)
         gen = json.loads((folder / "generator_synthetic.json").read_text())
-        where = "the sample configs' sets" if not args.synthetic else "the sets in --synthetic"
+        where = ("the unseen-domain sets (data/samples/split_unseen.json)" if args.unseen else
+                 "the sample configs' sets" if not args.synthetic else "the sets in --synthetic")
         shallow_set = (f"SYNTHETIC {where}, data.synth seed {gen.get('seed')}, default sizes, generator fingerprint "
                        f"{gen.get('fingerprint')} (test split)")
-        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (
+        command = "python benchmarks/learned_vs_shallow.py --shallow-only" + (" --unseen" if args.unseen else "") + (
             f" --synthetic {args.synthetic}" if args.synthetic else "")
+        suffix = "_unseen" if args.unseen else ""
         for metric, seeds in data.items():
             if metric not in got:
                 continue
             figures, record = got[metric]
             for entry in seeds.values():
-                entry["shallow_test"] = figures
-                entry["shallow_learner"] = record
-                entry["shallow_command"] = command
-                entry["shallow_set"] = shallow_set
+                entry["shallow_test" + suffix] = figures
+                entry["shallow_learner" + suffix] = record
+                entry["shallow_command" + suffix] = command
+                entry["shallow_set" + suffix] = shallow_set
     for item in args.run:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve())
-        data.setdefault(metric, {})[seed] = entry
+        old = data.setdefault(metric, {}).get(seed, {})
+        data[metric][seed] = {**entry, **{k: v for k, v in old.items() if k.endswith("_unseen")}}
+    for item in args.run_unseen:
+        metric, _, run = item.partition("=")
+        seed, entry = from_run(metric, Path(run).resolve(), unseen=True)
+        data.setdefault(metric, {}).setdefault(seed, {}).update(entry)
     if args.demo:
         seed, entry = from_demo(Path(args.demo).resolve())
         data.setdefault("ratescore_tuned", {})[seed] = entry
-    if not args.run and not args.demo and not args.shallow_only:
-        p.error("nothing to read: give --run and/or --demo")
+    if not args.run and not args.run_unseen and not args.demo and not args.shallow_only:
+        p.error("nothing to read: give --run, --run-unseen and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     for metric, seeds in data.items():
         for seed, e in seeds.items():
-            pairs = ", ".join(f"{k} {v:.3f} (shallow {e['shallow_test'].get(k, float('nan')):.3f})"
-                              for k, v in e["test"].items())
-            print(f"{metric} seed {seed}: {pairs}")
+            for side in ("test", "test_unseen"):
+                if side not in e and "shallow_" + side in e:  # the shallow learner alone (--shallow-only --unseen)
+                    print(f"{metric} seed {seed} {side}: shallow " + ", ".join(
+                        f"{k} {v:.3f}" for k, v in e["shallow_" + side].items()) + " (no learned run yet)")
+                if side in e:
+                    pairs = ", ".join(f"{k} {v:.3f} (shallow {e['shallow_' + side].get(k, float('nan')):.3f})"
+                                      for k, v in e[side].items())
+                    print(f"{metric} seed {seed} {side}: {pairs}")
     print(f"wrote {out}")
 
 

@@ -36,13 +36,29 @@ def _split(args) -> int:
     from data.split import read_split, write_split
 
     reports = read_reports(args.reports)
-    out = args.out or str(Path(args.reports).parent / "split.json")
+    held = tuple(a for a in (args.held_out_anatomies or "").split(",") if a.strip())
+    out = args.out or str(Path(args.reports).parent / ("split_unseen.json" if held else "split.json"))
     if args.check:
+        from data.split import make_held_out_split, make_split
+
+        from data.split import SplitError
+
         split = read_split(out)
-        split.check(reports)
+        try:
+            split.check(reports)
+        except SplitError as err:
+            print(f"{out}: {err}", file=sys.stderr)
+            return 1
+        redo = (make_held_out_split(reports, split.held_out_anatomies, split.salt) if split.held_out_anatomies
+                else make_split(reports, split.salt))
+        moved = sorted(r for r in split.sides if redo.sides.get(r) != split.sides[r])
+        if moved:
+            print(f"{out}: {len(moved)} report(s) on another side than the rule puts them, e.g. {moved[:5]}; "
+                  "rewrite it (python -m data split)", file=sys.stderr)
+            return 1
         print(f"{out}: ok ({len(split.sides)} reports)")
         return 0
-    split = write_split(reports, out)
+    split = write_split(reports, out, held_out_anatomies=held)
     counts = {s: len(split.ids(s)) for s in ("train", "dev", "test")}
     print(f"{out}: " + ", ".join(f"{k} {v} reports" for k, v in counts.items())
           + f"; {len(set(split.groups.values()))} multi-report case groups kept on one side")
@@ -61,9 +77,12 @@ def _corpus_stats(args) -> int:
 
 
 def _build_samples(args) -> int:
-    from data.samples import build_samples
+    from data.samples import RATENER_DIR, build_samples
 
-    summary = build_samples(args.reports, args.out)
+    if args.split and Path(args.out).resolve() == Path(RATENER_DIR).resolve():
+        print(f"--split writes NER files of another split: give --out (not the shipped {RATENER_DIR})", file=sys.stderr)
+        return 2
+    summary = build_samples(args.reports, args.out, args.split)
     for source, splits in summary.items():
         print(f"{args.out}/{source}: " + ", ".join(f"{k} {v} sentences" for k, v in splits.items()))
     return 0
@@ -84,6 +103,9 @@ def _synth(args) -> int:
     from data.synth.generate import DEFAULT_OUT, generate, generate_default, parse_sizes
 
     args.out = args.out or str(DEFAULT_OUT)
+    if args.if_missing and args.split:
+        print("--if-missing makes the default sets on the corpus split; give --split without it", file=sys.stderr)
+        return 2
     if args.if_missing:
         counts = generate_default(args.out, args.seed, reports=args.reports, progress=_progress)
         if counts is None:
@@ -91,7 +113,7 @@ def _synth(args) -> int:
             return 0
     else:
         counts = generate(args.out, args.seed, parse_sizes(args.sizes), args.reports,
-                          progress=_progress)
+                          progress=_progress, split=args.split)
     width = max(len(k) for k in counts)
     print(f"SYNTHETIC benchmark sets written to {args.out} (seed {args.seed})")
     print(f"{'set':<{width}}  items (synthetic)")
@@ -124,6 +146,9 @@ def main(argv=None) -> int:
     p.add_argument("--reports", default=str(REPORTS))
     p.add_argument("--out", default=None, help="default: split.json beside --reports")
     p.add_argument("--check", action="store_true", help="check the stored split against the corpus, write nothing")
+    p.add_argument("--held-out-anatomies", default=None, metavar="A,B,...",
+                   help="write the unseen-domain split instead (issue #46): test = every case group with a report "
+                   "of these anatomies, e.g. head,spine,breast (default --out: split_unseen.json beside --reports)")
     p.set_defaults(func=_split)
 
     p = sub.add_parser("corpus-stats", help="figures of an authored corpus file: reports, sentences, entities, "
@@ -134,6 +159,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("build-samples", help="convert the authored corpus into RaTE-NER files")
     p.add_argument("--reports", default=str(REPORTS))
     p.add_argument("--out", default=str(RATENER_DIR))
+    p.add_argument("--split", default=None, help="another split file than the corpus's, e.g. "
+                   "data/samples/split_unseen.json (then --out elsewhere, e.g. checkpoints/unseen/ratener)")
     p.set_defaults(func=_build_samples)
 
     p = sub.add_parser("stats", help="entity statistics of a RaTE-NER folder (paper's Table 2)")
@@ -155,6 +182,9 @@ def main(argv=None) -> int:
     p.add_argument("--if-missing", action="store_true",
                    help="generate the default sizes (--sizes is ignored) only when --out holds "
                    "no synthetic set yet")
+    p.add_argument("--split", default=None, help="a split file other than the corpus's own, e.g. "
+                   "data/samples/split_unseen.json (the unseen-domain split: head, spine and breast reports on the "
+                   "test side only); default: split.json beside the corpus")
     p.set_defaults(func=_synth)
     p = sub.add_parser("generate-er2", help="ER²Score training rows from an LLM through the OpenAI-compatible "
                        "chat API: candidates per quality tier, scored, validated, cached, resumable")

@@ -38,9 +38,10 @@ sample figures, never the paper's benchmark.
 """
 
 
-def split_reports(reports: list[Report], corpus_path: str | Path | None = None) -> dict[str, list[Report]]:
-    """Reports by side of the corpus split (see :mod:`data.split`)."""
-    split = split_for(reports, corpus_path)
+def split_reports(reports: list[Report], corpus_path: str | Path | None = None,
+                  split_path: str | Path | None = None) -> dict[str, list[Report]]:
+    """Reports by side of the corpus split (see :mod:`data.split`), or of the split file ``split_path``."""
+    split = split_for(reports, corpus_path, split_path)
     out = {s: sorted((r for r in reports if split.of(r.id) == s), key=lambda r: r.id) for s in SPLITS}
     return out
 
@@ -58,11 +59,13 @@ def report_sentences(report: Report) -> list[NERSentence]:
     return out
 
 
-def build_samples(reports_path: str | Path = REPORTS, out_dir: str | Path = RATENER_DIR) -> dict:
-    """Write the RaTE-NER layout; returns ``{source: {split: n_sentences}}``."""
+def build_samples(reports_path: str | Path = REPORTS, out_dir: str | Path = RATENER_DIR,
+                  split_path: str | Path | None = None) -> dict:
+    """Write the RaTE-NER layout; returns ``{source: {split: n_sentences}}``. ``split_path``: another
+    split file than the corpus's (the unseen-domain split of issue #46)."""
     reports = read_reports(reports_path)
     out_dir = Path(out_dir)
-    splits = split_reports(reports, reports_path)
+    splits = split_reports(reports, reports_path, split_path)
     summary: dict[str, dict[str, int]] = {}
     for source in (*STYLES, "all"):
         folder = out_dir / source

@@ -12,6 +12,14 @@ near-duplicate cases or follow-ups of one patient) and each group goes, as a who
 stratified by style, 70/15/15 up to one group. Adding reports can move others, which is why the
 split is stored: ``python -m data split`` writes it, and a test fails when the stored file
 disagrees with the corpus (a report without a side, a group on two sides).
+
+A second split, for the learned-metric experiments only (issue #46): the **unseen-domain split**
+``data/samples/split_unseen.json`` (:func:`make_held_out_split`), whose test side holds every report of
+some anatomies (:data:`UNSEEN_ANATOMIES`: head, spine, breast) and no other, so that no training or dev
+report shares their anatomy; a case group with one report of a held-out anatomy goes whole to test.
+Dev is carved from the rest by the same hashed-group rule (85/15, stratified by style). The corpus
+split stays the default of every command; the unseen-domain sets are made with
+``python -m data synth --split data/samples/split_unseen.json --out checkpoints/synthetic_unseen``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,12 @@ SPLIT_FILE = SAMPLES_DIR / "split.json"
 SPLITS = ("train", "dev", "test")
 SHARES = (0.70, 0.15, 0.15)
 SALT = "radscore-corpus-v2"
+UNSEEN_SPLIT_FILE = SAMPLES_DIR / "split_unseen.json"
+#: the anatomies the unseen-domain split holds out (our choice, issue #46: 100 of the 427 sample reports,
+#: the anatomies whose words the other reports share least)
+UNSEEN_ANATOMIES = ("head", "spine", "breast")
+#: train/dev shares of the reports that are not held out
+UNSEEN_SHARES = (0.85, 0.15)
 
 
 class SplitError(ValueError):
@@ -46,6 +60,9 @@ class CorpusSplit:
     sides: dict
     groups: dict
     salt: str = SALT
+    #: the anatomies whose reports make the whole test side (the unseen-domain split); empty for the
+    #: corpus split
+    held_out_anatomies: tuple = ()
 
     def of(self, report_id: str) -> str:
         try:
@@ -85,9 +102,16 @@ class CorpusSplit:
         straddling = sorted(g for g, s in by_group.items() if len(s) > 1)
         if straddling:
             raise SplitError(f"group(s) {straddling[:5]} have reports on more than one side")
+        if self.held_out_anatomies:
+            held = set(self.held_out_anatomies)
+            test_cases = {r.case for r in reports if r.anatomy in held}
+            wrong = sorted(r.id for r in reports if (self.sides[r.id] == "test") != (r.case in test_cases))
+            if wrong:
+                raise SplitError(f"unseen-domain split: report(s) {wrong[:5]} are on the wrong side (the test side "
+                                 f"holds exactly the case groups with a report of {sorted(held)})")
 
 
-def make_split(reports: list[Report], salt: str = SALT, shares=SHARES) -> CorpusSplit:
+def make_split(reports: list[Report], salt: str = SALT, shares=SHARES, sides_names=SPLITS) -> CorpusSplit:
     members: dict[str, list[Report]] = {}
     for r in reports:
         members.setdefault(r.case, []).append(r)
@@ -100,27 +124,55 @@ def make_split(reports: list[Report], salt: str = SALT, shares=SHARES) -> Corpus
         for g in groups:
             # the side whose cumulative share the group's midpoint falls in
             mid = done + len(members[g]) / 2
-            side = next((name for name, cut in zip(SPLITS, cuts) if mid < cut), SPLITS[-1])
+            side = next((name for name, cut in zip(sides_names, cuts) if mid < cut), sides_names[-1])
             sides.update({r.id: side for r in members[g]})
             done += len(members[g])
     return CorpusSplit(sides, {r.id: r.case for r in reports if r.case != r.id}, salt)
 
 
+def make_held_out_split(reports: list[Report], anatomies=UNSEEN_ANATOMIES, salt: str = SALT) -> CorpusSplit:
+    """The unseen-domain split: test = every case group with a report of one of ``anatomies``; the
+    other groups go to train and dev (:data:`UNSEEN_SHARES`) by :func:`make_split`'s rule."""
+    held = {a.strip() for a in anatomies if a.strip()}
+    known = {r.anatomy for r in reports}
+    unknown = sorted(held - known)
+    if not held or unknown:
+        raise SplitError(f"held-out anatomies {sorted(held)}: {unknown or 'none given'} not in the corpus "
+                         f"(its anatomies: {sorted(known)})")
+    test_cases = {r.case for r in reports if r.anatomy in held}
+    rest = [r for r in reports if r.case not in test_cases]
+    if not rest:
+        raise SplitError(f"holding out {sorted(held)} leaves no training report")
+    part = make_split(rest, salt, UNSEEN_SHARES, ("train", "dev"))
+    sides = {**part.sides, **{r.id: "test" for r in reports if r.case in test_cases}}
+    return CorpusSplit(sides, {r.id: r.case for r in reports if r.case != r.id}, salt, tuple(sorted(held)))
+
+
 def to_json(split: CorpusSplit) -> dict:
     counts = Counter(split.sides.values())
-    return {
-        "description": "The project's one report-level split of data/samples/reports.jsonl (train/dev/test), "
-                       "written by `python -m data split`; see data/split.py.",
-        "rule": "each case group goes whole to a side by sha1(salt:group) against the cumulative shares",
-        "salt": split.salt, "shares": dict(zip(SPLITS, SHARES)),
-        "counts": {s: counts.get(s, 0) for s in SPLITS},
-        "groups": dict(sorted(split.groups.items())),
-        "reports": dict(sorted(split.sides.items())),
-    }
+    if split.held_out_anatomies:
+        head = {"description": "The unseen-domain split of data/samples/reports.jsonl (issue #46), for the learned-metric "
+                               "experiments only: its test side holds every report of the held-out anatomies, "
+                               "train and dev none; written by `python -m data split --held-out-anatomies "
+                               f"{','.join(split.held_out_anatomies)} --out data/samples/split_unseen.json`; "
+                               "see data/split.py.",
+                "rule": "test: each case group with a report of a held-out anatomy; the other groups go whole to "
+                        "train or dev by sha1(salt:group) against the cumulative shares",
+                "held_out_anatomies": list(split.held_out_anatomies),
+                "salt": split.salt, "shares": dict(zip(("train", "dev"), UNSEEN_SHARES))}
+    else:
+        head = {"description": "The project's one report-level split of data/samples/reports.jsonl (train/dev/test), "
+                               "written by `python -m data split`; see data/split.py.",
+                "rule": "each case group goes whole to a side by sha1(salt:group) against the cumulative shares",
+                "salt": split.salt, "shares": dict(zip(SPLITS, SHARES))}
+    return {**head, "counts": {s: counts.get(s, 0) for s in SPLITS},
+            "groups": dict(sorted(split.groups.items())),
+            "reports": dict(sorted(split.sides.items()))}
 
 
-def write_split(reports: list[Report], path: str | Path = SPLIT_FILE, salt: str = SALT) -> CorpusSplit:
-    split = make_split(reports, salt)
+def write_split(reports: list[Report], path: str | Path = SPLIT_FILE, salt: str = SALT,
+                held_out_anatomies=()) -> CorpusSplit:
+    split = make_held_out_split(reports, held_out_anatomies, salt) if held_out_anatomies else make_split(reports, salt)
     split.check(reports)
     Path(path).write_text(json.dumps(to_json(split), indent=1) + "\n", encoding="utf-8")
     return split
@@ -132,14 +184,21 @@ def read_split(path: str | Path = SPLIT_FILE) -> CorpusSplit:
         raise SplitError(f"{path}: no split file; run `python -m data split`")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
-        return CorpusSplit(dict(obj["reports"]), dict(obj.get("groups", {})), str(obj.get("salt", SALT)))
+        return CorpusSplit(dict(obj["reports"]), dict(obj.get("groups", {})), str(obj.get("salt", SALT)),
+                           tuple(obj.get("held_out_anatomies", ())))
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
         raise SplitError(f"{path}: not a split file ({err})") from None
 
 
-def split_for(reports: list[Report], corpus_path: str | Path | None = None) -> CorpusSplit:
-    """The split of a corpus: the ``split.json`` stored beside its file when there is one (checked
-    against the reports), else the same rule computed on the fly (for a user's own corpus)."""
+def split_for(reports: list[Report], corpus_path: str | Path | None = None,
+              split_path: str | Path | None = None) -> CorpusSplit:
+    """The split of a corpus: ``split_path`` when given (e.g. the unseen-domain split), else the
+    ``split.json`` stored beside its file when there is one (checked against the reports), else the
+    same rule computed on the fly (for a user's own corpus)."""
+    if split_path is not None:
+        split = read_split(split_path)
+        split.check(reports)
+        return split
     if corpus_path is not None:
         stored = Path(corpus_path).parent / "split.json"
         if stored.is_file():

@@ -117,3 +117,73 @@ def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tm
         assert "fingerprint abc123" in entry["shallow_set"]
     with pytest.raises(SystemExit):
         mod.main(["--shallow-only", "--demo", "x", "--out", str(out)])
+
+
+@pytest.mark.parametrize("metric, config, key", [
+    ("er2score", "configs/reward/sample.yaml", "data.rows"),
+    ("clinical_bleurt", "configs/bleurt/sample.yaml", "data.train_path"),
+])
+def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unseen(tmp_path, metric, config, key):
+    """An unseen-domain run (issue #46) differs from the sample config by its rows alone: that override is
+    accepted under --run-unseen and written into its command; any other difference, or other rows, is refused,
+    and the same run under --run (in-distribution) is refused."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learned_vs_shallow", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    unseen_rows = mod.UNSEEN_ROWS[metric][1]
+    stat = "pair_acc" if metric == "er2score" else "pearson"
+    figures = {f"test/{stat}": 0.6, "test/kendall": 0.3, f"test/baseline/shallow_ridge/{stat}": 0.7,
+               "test/baseline/shallow_ridge/kendall": 0.4}
+    out = tmp_path / "x.json"
+    same = _run_folder(tmp_path / "in_dist", 42, {**figures, "test/kendall": 0.5}, config=config)
+    assert _call("--run", f"{metric}={same}", "--out", str(out)).returncode == 0
+    unseen = _run_folder(tmp_path / "unseen", 42, figures, f"--{key}={unseen_rows}", config=config)
+    done = _call("--run-unseen", f"{metric}={unseen}", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(out.read_text())[metric]["42"]
+    assert entry["test"]["kendall"] == 0.5 and entry["test_unseen"]["kendall"] == 0.3  # both tests, one entry
+    assert entry["shallow_test_unseen"]["kendall"] == 0.4
+    assert "--seed_everything 42" in entry["command_unseen"]
+    overlay = mod.UNSEEN_CONFIGS[metric]
+    if metric == "er2score":  # the sample config with the unseen rows is exactly the overlay: its command names it
+        assert f"--config {overlay} " in entry["command_unseen"] and "--data.rows" not in entry["command_unseen"]
+    else:  # the overlay also sets generate_synthetic false: the run is the sample config plus the rows override
+        assert f"--config {config} " in entry["command_unseen"] and f"--{key} {unseen_rows}" in entry["command_unseen"]
+    by_overlay = _run_folder(tmp_path / "by_overlay", 42, figures, config=overlay)
+    done = _call("--run-unseen", f"{metric}={by_overlay}", "--out", str(tmp_path / "z.json"))
+    assert done.returncode == 0, done.stderr
+    assert f"--config {overlay} " in json.loads((tmp_path / "z.json").read_text())[metric]["42"]["command_unseen"]
+    assert "split_unseen" in entry["set_unseen"] and "SYNTHETIC" in entry["set_unseen"]
+    # re-reading the in-distribution run keeps the unseen-domain figures
+    assert _call("--run", f"{metric}={same}", "--out", str(out)).returncode == 0
+    assert json.loads(out.read_text())[metric]["42"]["test_unseen"]["kendall"] == 0.3
+    refused = [(_run_folder(tmp_path / "also_lr", 42, figures, f"--{key}={unseen_rows}", "--model.lr=1.0e-3",
+                            config=config), "--run-unseen", "model.init_args.lr: run has 0.001"),
+               (_run_folder(tmp_path / "other_rows", 42, figures, f"--{key}=elsewhere.jsonl", config=config),
+                "--run-unseen", "not trained on the unseen-domain set"),
+               (same, "--run-unseen", "not trained on the unseen-domain set"),
+               (unseen, "--run", f"{key}: run has")]
+    for run, flag, named in refused:
+        done = _call(flag, f"{metric}={run}", "--out", str(tmp_path / "y.json"))
+        assert done.returncode != 0 and named in done.stderr, (flag, run, done.stderr)
+
+
+def test_shallow_only_unseen_refuses_sets_not_made_on_the_unseen_domain_split(tmp_path):
+    """`--shallow-only --unseen` never generates: a folder of corpus-split sets (or none) is refused with the
+    command that makes the right ones, and nothing is written."""
+    out = tmp_path / "x.json"
+    out.write_text(json.dumps({"er2score": {"42": {"test": {"kendall": 0.5}}}}))
+    corpus_sets = tmp_path / "corpus_sets"
+    corpus_sets.mkdir()
+    from data.synth.generate import DEFAULT_SIZES, corpus_paths, fingerprint
+
+    (corpus_sets / "generator_synthetic.json").write_text(json.dumps(
+        {"fingerprint": fingerprint(corpus_paths(None)), "seed": 0, "sizes": DEFAULT_SIZES}))
+    for folder, named in ((corpus_sets, "not this generator's seed-0 default sets on the unseen-domain split"),
+                          (tmp_path / "none", "no unseen-domain sets")):
+        done = _call("--shallow-only", "--unseen", "--synthetic", str(folder), "--out", str(out))
+        assert done.returncode != 0 and named in done.stderr and "--split data/samples/split_unseen.json" in done.stderr
+    assert json.loads(out.read_text()) == {"er2score": {"42": {"test": {"kendall": 0.5}}}}
+    assert _call("--unseen", "--out", str(out)).returncode != 0  # only with --shallow-only

@@ -11,8 +11,10 @@
    RaTEScore with the released long and short matrices and the tuned one, against BLEU-4, BLEU-2,
    ROUGE-L and BERTScore (METEOR when WordNet is installed); Kendall tau-b and Pearson r with
    grouped bootstrap CIs, and the accuracy on the synthetic Task 3 triads;
-5. ``<out>/``: ``demo_table.md``, ``demo_report.json``, ``scatter_<metric>.png`` (metric against
-   rating on the held-out pairs, one per metric) and ``W_heatmap.png`` (the tuned matrix).
+5. ``<out>/``: ``demo_table.md``, ``demo_report.json``, ``demo_predictions.jsonl`` (per held-out pair:
+   id, reference group, rating, ``target`` = sign x rating (higher is better) and every metric's score),
+   ``scatter_<metric>.png`` (metric against rating on the held-out pairs, one per metric) and
+   ``W_heatmap.png`` (the tuned matrix).
 
 Every number it prints comes from SYNTHETIC data (edited sample reports with simulated ratings),
 never from RaTE-Eval, and says so.
@@ -273,6 +275,10 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
               "tuned_matrix": tuned.to_official(), "timings_s": timings,
               "seconds_total": round(time.perf_counter() - t_all, 1)}
     (out / "demo_report.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
+    with (out / "demo_predictions.jsonl").open("w", encoding="utf-8") as f:  # per held-out pair, every metric
+        for k, p in enumerate(test):
+            f.write(json.dumps({"id": p.id, "group": p.group, "rating": p.rating, "target": sign * p.rating,
+                                "scores": {name: float(values[k]) for name, values in scores.items()}}) + "\n")
     (out / "demo_table.md").write_text(table + "\n")
     print("\n" + table + "\n")
     print(f"[demo] wrote {out / 'demo_table.md'}, {out / 'demo_report.json'}, {out / 'W_heatmap.png'} and "

@@ -329,10 +329,12 @@ class Generator:
 def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | None = None,
              reports: str | Path | None = None, lexicon_dir: str | Path | None = None,
              noise: RaterNoise = RaterNoise(), bleurt_weights: dict | None = None,
-             progress=None) -> dict:
+             progress=None, split: str | Path | None = None) -> dict:
     """Generate every set and write it under ``out_dir``; returns ``{set: item count}``.
 
-    ``progress``, when given, is called with a short message before each set is built.
+    ``progress``, when given, is called with a short message before each set is built. ``split``: a
+    split file other than the corpus's own (``data/samples/split_unseen.json``, the unseen-domain split
+    of issue #46); its sides decide every item's side as the corpus split does otherwise.
     """
     sizes = {**DEFAULT_SIZES, **(sizes or {})}
     for key, value in sizes.items():
@@ -340,7 +342,7 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
             raise SynthError(f"bad size {key}={value!r}; expected sets {list(DEFAULT_SIZES)} >= 0")
     paths = corpus_paths(reports)
     corpus = load_corpus(paths)
-    gen = Generator(corpus, load_lexicon(lexicon_dir), split_for(corpus, paths[0] if len(paths) == 1 else None))
+    gen = Generator(corpus, load_lexicon(lexicon_dir), split_for(corpus, paths[0] if len(paths) == 1 else None, split))
     rng = {name: random.Random(f"{seed}:{name}") for name in DEFAULT_SIZES}
     say = progress or (lambda message: None)
     builders = {
@@ -361,8 +363,10 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
     info = {"seed": seed, "sizes": sizes, "corpus": [str(p) for p in paths],
             "n_reports": len(gen.reports), "n_test_reports": len(gen.test_reports), "noise": noise,
             "bleurt_weights": bleurt_weights}
+    if split is not None:
+        info.update(split=str(split), held_out_anatomies=list(gen.split.held_out_anatomies))
     write_all(Path(out_dir), sets, info)
-    write_fingerprint(Path(out_dir), fingerprint(paths, lexicon_dir), seed, sizes)
+    write_fingerprint(Path(out_dir), fingerprint(paths, lexicon_dir, split), seed, sizes, split)
     counts = {k: len(v) for k, v in sets.items()}
     counts["rexval"] = len(sets["rexval"]) * len(CANDIDATE_TYPES)
     return counts
@@ -371,25 +375,31 @@ def generate(out_dir: str | Path = DEFAULT_OUT, seed: int = 0, sizes: dict | Non
 FINGERPRINT = "generator_synthetic.json"  # every file of a set says synthetic
 
 
-def fingerprint(paths: list[Path], lexicon_dir: str | Path | None = None) -> str:
+def fingerprint(paths: list[Path], lexicon_dir: str | Path | None = None, split: str | Path | None = None) -> str:
     """SHA-256 (16 hex digits) of what generated sets are made from: the generator's code
     (``data/synth``, the label and rating modules it uses), the lexicons, the corpus files and the
-    corpus's stored split. Sets written by another version differ in it."""
+    corpus's stored split (or ``split``, the split file given instead). Sets written by another version
+    differ in it."""
     here = Path(__file__).resolve().parent
     lexicons = Path(lexicon_dir) if lexicon_dir else REPO / "data" / "lexicons"
     files = sorted(here.glob("*.py")) + [REPO / "data" / name for name in ("clinical_bleurt.py", "ratings.py",
                                                                              "rexval.py", "split.py")]
     files += sorted(lexicons.glob("*.yaml")) + list(paths)
-    files += [p.parent / "split.json" for p in paths[:1] if (p.parent / "split.json").is_file()]
+    if split is not None:
+        files.append(Path(split))
+    else:
+        files += [p.parent / "split.json" for p in paths[:1] if (p.parent / "split.json").is_file()]
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
-def write_fingerprint(out_dir: Path, value: str, seed: int, sizes: dict) -> None:
-    (out_dir / FINGERPRINT).write_text(json.dumps({"fingerprint": value, "seed": seed, "sizes": sizes},
-                                                  indent=1, sort_keys=True) + "\n", encoding="utf-8")
+def write_fingerprint(out_dir: Path, value: str, seed: int, sizes: dict, split: str | Path | None = None) -> None:
+    record = {"fingerprint": value, "seed": seed, "sizes": sizes}
+    if split is not None:
+        record["split"] = Path(split).name
+    (out_dir / FINGERPRINT).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def stale_reason(out_dir: str | Path, paths: list[Path], seed: int = 0, sizes: dict | None = None) -> str | None:

@@ -150,3 +150,31 @@ def test_corpus_stats_and_split_check_commands():
     assert "normal or near-normal" in out and "with section headers" in out and "corpus split" in out
     proc = subprocess.run([sys.executable, "-m", "data", "split", "--check"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0 and "split.json: ok" in proc.stdout, proc.stderr
+
+
+def test_the_unseen_domain_split_command_writes_checks_and_refuses(reports, tmp_path):
+    """`python -m data split --held-out-anatomies`: the unseen-domain split (issue #46) as stored; --check
+    finds a report moved to the wrong side; an anatomy the corpus lacks is refused by name."""
+    import json
+
+    from data.split import UNSEEN_SPLIT_FILE, CorpusSplit, SplitError, make_held_out_split
+
+    out = tmp_path / "split_unseen.json"
+    proc = subprocess.run([sys.executable, "-m", "data", "split", "--held-out-anatomies", "head,spine,breast",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == json.loads(UNSEEN_SPLIT_FILE.read_text())  # the committed file is the rule's
+    obj = json.loads(out.read_text())
+    moved = next(r.id for r in reports if r.anatomy == "chest" and obj["reports"][r.id] == "train")
+    obj["reports"][moved] = "test"
+    out.write_text(json.dumps(obj))
+    proc = subprocess.run([sys.executable, "-m", "data", "split", "--check", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and moved in proc.stdout + proc.stderr
+    with pytest.raises(SplitError, match="'elbow'"):
+        make_held_out_split(reports, ("head", "elbow"))
+    split = make_held_out_split(reports, ("breast",))
+    wrong = dict(split.sides)
+    wrong[next(r.id for r in reports if r.anatomy == "breast")] = "train"
+    with pytest.raises(SplitError, match="wrong side"):
+        CorpusSplit(wrong, split.groups, split.salt, split.held_out_anatomies).check(reports)

@@ -11,6 +11,9 @@ import yaml
 
 from train.ablations.cli import main as ablations_main
 from train.ablations.paper import PAPER_TABLES, TABLE_NAMES
+from train.evaluation.comparators import COMPARATORS
+from train.evaluation.comparators import implementation as comparator_implementation
+from train.evaluation.comparators import needs as comparator_needs
 from train.ablations.profile import ProfileError, RunSpec, load_profile
 from train.ablations.runs import config_differences, flatten, merged_config
 from train.lightning.configs import load_config
@@ -106,8 +109,9 @@ def test_the_tables_are_the_issues_and_every_paper_row_has_its_numbers():
         for row in table.rows:
             assert set(row.values) == set(table.metrics) and len(row.label) == len(table.key_columns)
             assert any(v is not None for v in row.values.values()), (table.name, row.key)
-            assert (row.measure is None) != (row.unavailable is None) or table.name not in (
-                "rexval", "rate-eval", "er2-metrics"), (table.name, row.key)
+            # every row of a table of metrics is computed by something (issue #45: none is "not in this project")
+            assert row.measure is not None or table.name not in ("rexval", "rate-eval", "er2-metrics"), (
+                table.name, row.key)
 
 
 def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, tiny_backbone, tmp_path, capsys):
@@ -136,9 +140,13 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
                 assert any(ours), (name, prow.key)
             else:  # never a number where we have none
                 assert not any(ours), (name, prow.key)
-                assert row["status"] == "needs the paper profile" or row["status"].startswith("unavailable: "), row
-            if prow.unavailable:
-                assert row["status"] == f"unavailable: {prow.unavailable}"
+                assert row["status"] == "needs the paper profile" or row["status"].startswith(
+                    ("unavailable: ", "skipped: needs ")), row
+            assert "not part of this project" not in row["status"] and "does not compute" not in row["status"], row
+            if prow.measure in COMPARATORS:  # computed by its package, or says what it needs
+                assert row["status"] == "measured" or row["status"] == comparator_needs(prow.measure), row
+                if row["status"] == "measured":
+                    assert row["source"] == comparator_implementation(prow.measure), row
     # rows the profile does not map need the paper profile; mapped ones were measured
     schemes = _csv(out / "ner-schemes.csv")
     assert [r["status"] for r in schemes] == ["needs the paper profile"] * 7 + ["measured"]
@@ -155,6 +163,18 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
         trivial = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] in TRIVIAL_LABELS.values()}
         assert set(trivial) == set(TRIVIAL_LABELS.values()), name
         assert all(r["status"] == "measured" and r["in paper"] == "false" for r in trivial.values()), name
+    # CIDEr (pycocoevalcap) beside BLEU and ROUGE-L in every table of synthetic pairs (issue #45): a row
+    # of er2-metrics, a row of ours only in rexval and rate-eval; measured wherever pycocoevalcap is installed
+    import importlib.util
+
+    for name in ("rexval", "rate-eval", "er2-metrics"):
+        (cider,) = [r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] == "CIDEr"]
+        assert cider["in paper"] == str(name == "er2-metrics").lower()
+        if importlib.util.find_spec("pycocoevalcap") is None:
+            assert cider["status"] == comparator_needs("cider")
+            continue
+        assert cider["status"] == "measured" and cider["Kendall ours"], cider
+        assert cider["source"].startswith("pycocoevalcap ") and "(version unknown)" not in cider["source"]
     # the shallow learner, fitted on the Task 2 train split, beside the metrics of the rate-eval table
     from train.evaluation.baselines import SHALLOW_LABEL
 

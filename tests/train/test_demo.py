@@ -62,6 +62,14 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
         assert (out / f"scatter_{name}.png").stat().st_size > 1000
     assert (out / "W_heatmap.png").stat().st_size > 1000
     assert (out / "demo_table.md").read_text().startswith("### demo:")
+    # per held-out pair, every metric's score: the report's figures recomputed from it
+    from train.evaluation.metaeval import correlation
+
+    lines = [json.loads(x) for x in (out / "demo_predictions.jsonl").read_text().splitlines()]
+    assert len(lines) == report["held_out"]["pairs"] and set(lines[0]["scores"]) == set(metrics)
+    for name in ("ratescore_tuned", "shallow_ridge", "bleu4"):
+        assert correlation([x["scores"][name] for x in lines], [x["target"] for x in lines], "kendall") == (
+            pytest.approx(metrics[name]["kendall"]["value"], abs=1e-9))
     # the thin package and the search's precomputed tables agree on the tuned matrix's held-out value
     check = report["check_tuned_vs_tune_report"]
     assert check["demo"] == pytest.approx(check["tune_report"], abs=1e-6)

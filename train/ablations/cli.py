@@ -3,8 +3,9 @@
 Builds each table (``all``: every table) with the profile's data, models and runs, reusing
 finished runs and training missing ones, and writes ``<output>/<table>.md``, ``.csv`` and
 ``.json`` (default output ``checkpoints/ablations/<profile>/``). Ends with a summary: rows measured,
-needing the paper profile, unavailable and failed per table, and the runs reused or trained.
-Exit code 0 when every row the profile maps was measured or is unavailable by nature, 1 when
+needing the paper profile, unavailable, skipped (a comparator whose package or model is not here)
+and failed per table, and the runs reused or trained.
+Exit code 0 when every row the profile maps was measured, unavailable by nature or skipped, 1 when
 a row failed (e.g. a Hub model or dataset that could not be loaded: each is named), 2 on bad usage.
 """
 
@@ -63,11 +64,11 @@ def run(tables: list[str], profile, out_dir: Path | None = None, progress: bool 
 
 
 def print_summary(report: dict, stream=sys.stdout) -> None:
-    head = f"{'table':<14}{'measured':>9}{'needs paper':>12}{'unavailable':>12}{'failed':>7}  written"
+    head = f"{'table':<14}{'measured':>9}{'needs paper':>12}{'unavailable':>12}{'skipped':>8}{'failed':>7}  written"
     print("\n" + head + "\n" + "-" * len(head), file=stream)
     for name, info in report["tables"].items():
         c = info["counts"]
-        print(f"{name:<14}{c['measured']:>9}{c['needs the paper profile']:>12}{c['unavailable']:>12}"
+        print(f"{name:<14}{c['measured']:>9}{c['needs the paper profile']:>12}{c['unavailable']:>12}{c['skipped']:>8}"
               f"{c['failed']:>7}  {info['paths']['md']} (.csv, .json)", file=stream)
     if report["runs"]:
         print(f"\n{'run':<28}{'status':<9}{'seconds':>9}  folder or reason", file=stream)

@@ -6,8 +6,9 @@
   are; a folder that data.synth made is called SYNTHETIC whatever the profile's label says.
 - RaTEScore: through :func:`train.tune.precompute.precompute` (entities and embeddings cached on
   disk under ``<output>/cache``, keyed by the models' content), with the profile's NER run.
-- Baselines: :func:`train.evaluation.baselines.score_baselines`; ER²Score: :class:`radscore.ER2Score` on a
-  run's export, in native units, with the time per pair.
+- Baselines: :func:`train.evaluation.baselines.score_baselines`; comparators (RadGraph F1, CheXbert,
+  semb, RadCliQ-v1, GREEN, CIDEr, SPICE): :func:`train.evaluation.comparators.score`; ER²Score:
+  :class:`radscore.ER2Score` on a run's export, in native units, with the time per pair.
 - Agreement: :func:`train.evaluation.metaeval.agreement` (grouped bootstrap CIs) with the profile's settings.
 """
 
@@ -135,9 +136,22 @@ class Evaluator:
                 check_model(model, "BERTScore model")
             scores, unavailable = score_baselines(refs, cands, (name,), bertscore_model=model)
             if name in unavailable:
-                raise RowUnavailable(f"unavailable: {unavailable[name]}")
+                reason = unavailable[name]
+                raise RowUnavailable(reason if reason.startswith("skipped:") else f"unavailable: {reason}")
             return scores[name]
         return self._once(("baseline", name, dataset), make)
+
+    def comparator(self, name: str, dataset: str, refs: list, cands: list) -> np.ndarray:
+        """Scores of a comparator (:mod:`train.evaluation.comparators`), higher is better; a
+        ``skipped: needs …`` row where its package or model is not here."""
+        def make():
+            from train.evaluation import comparators
+
+            try:
+                return comparators.score(name, refs, cands)
+            except comparators.ComparatorSkipped as err:
+                raise RowUnavailable(str(err)) from None
+        return self._once(("comparator", name, dataset), make)
 
     def er2(self, run: RunResult, dataset: str, refs: list, cands: list) -> dict:
         """``{"subscores": (n, N) native, "total": (n,) native, "system", "seconds_per_pair"}``."""

@@ -1,11 +1,12 @@
 """The papers' tables as data, transcribed from SPEC (RaTEScore §1.7/§1.10, ReXVal §2, ER²Score §3.4-3.5).
 
 Each :class:`PaperTable` gives the layout (key columns, metric columns, rows in the paper's order)
-and the published numbers; ``None`` where the paper reports no number for a cell. A row's
-``measure`` names which of this project's metrics stands in for it (tables of metrics), and
-``unavailable`` says why no profile of this project can compute it (RadGraph, CheXbert, SPICE,
-CIDEr, GREEN: none of them is part of this project). Rows that need a trained run or a model come
-from the profile (:mod:`train.ablations.profile`), keyed by ``PaperRow.key``.
+and the published numbers; ``None`` where the paper reports no number for a cell. In the tables of
+metrics every row names its ``measure``: one of this project's metrics, a baseline of
+:mod:`train.evaluation.baselines`, or a comparator computed by the package that maintains it
+(RadGraph F1, CheXbert, semb, RadCliQ-v1, GREEN through RadEval; CIDEr, SPICE through pycocoevalcap:
+:mod:`train.evaluation.comparators`). Rows that need a trained run or a model come from the profile
+(:mod:`train.ablations.profile`), keyed by ``PaperRow.key``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ class PaperRow:
     key: str                                # the row's name in a profile's ``tables.<name>.rows``
     label: tuple[str, ...]                  # the key columns as the paper prints them
     values: dict[str, float | None] = field(default_factory=dict)  # metric -> published number
-    measure: str | None = None              # our metric standing in for it (tables of metrics)
-    unavailable: str | None = None          # why no profile of this project computes it
+    measure: str | None = None              # what computes it here (tables of metrics)
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class PaperTable:
 
 
 def _rows(metrics: tuple[str, ...], spec: list[tuple]) -> tuple[PaperRow, ...]:
-    """``(key, label, numbers[, measure[, unavailable]])`` tuples -> rows (numbers in metric order)."""
+    """``(key, label, numbers[, measure])`` tuples -> rows (numbers in metric order)."""
     out = []
     for item in spec:
         key, label, numbers = item[0], item[1], item[2]
@@ -50,15 +50,6 @@ def _rows(metrics: tuple[str, ...], spec: list[tuple]) -> tuple[PaperRow, ...]:
         out.append(PaperRow(key, label, dict(zip(metrics, numbers)), *item[3:]))
     return tuple(out)
 
-
-NOT_HERE = "is not part of this project"
-RADGRAPH = f"RadGraph (its package and model) {NOT_HERE}"
-CHEXBERT = f"the CheXbert labeller {NOT_HERE}"
-SEMB = f"semb needs CheXbert embeddings; the CheXbert model {NOT_HERE}"
-SPICE = f"SPICE (Java with Stanford CoreNLP) {NOT_HERE}"
-CIDER = f"CIDEr (pycocoevalcap) {NOT_HERE}"
-GREEN = f"GREEN (an LLM judge) {NOT_HERE}"
-RADCLIQ_V1 = "RadCliQ-v1 needs RadGraph and semb features, which this project does not compute"
 
 NER_METRICS = ("P", "R", "F1", "Acc")
 NER_SCHEMES = PaperTable(
@@ -97,13 +88,13 @@ REXVAL = PaperTable(
     "rexval", "Metrics against radiologists' error counts (ReXVal)", "RaTEScore / ER²Score papers (SPEC §2)",
     "ReXVal (200 MIMIC-CXR report pairs, six radiologists)", ("metric",), KENDALL, _rows(KENDALL, [
         ("ratescore", "RaTEScore", (0.527,), "ratescore"),
-        ("radgraph", "RadGraph F1", (0.515,), None, RADGRAPH),
+        ("radgraph", "RadGraph F1", (0.515,), "radgraph"),
         ("bertscore", "BERTScore", (0.511,), "bertscore"),
-        ("chexbert", "CheXbert", (0.499,), None, CHEXBERT),
+        ("chexbert", "CheXbert", (0.499,), "chexbert"),
         ("bleu", "BLEU", (0.462,), "bleu4"),
         ("er2score", "ER²Score", (0.751,), "er2score"),
-        ("radcliq-v1", "RadCliQ-v1", (0.631,), None, RADCLIQ_V1),
-        ("green", "GREEN", (0.640,), None, GREEN),
+        ("radcliq-v1", "RadCliQ-v1", (0.631,), "radcliq"),
+        ("green", "GREEN", (0.640,), "green"),
     ]))
 
 RATE_EVAL_METRICS = ("Pearson", "Kendall", "Spearman", "synthetic Acc", "sentence Pearson")
@@ -111,12 +102,12 @@ RATE_EVAL = PaperTable(
     "rate-eval", "Metrics on RaTE-Eval", "RaTEScore paper, Table 5 (paragraph level, synthetic accuracy) "
     "and the sentence-level Pearson of §1.10", "RaTE-Eval Task 2 (paragraph), Task 3 (847 synthetic triads), "
     "Task 1 (sentence)", ("metric",), RATE_EVAL_METRICS, _rows(RATE_EVAL_METRICS, [
-        ("radgraph", "RadGraph", (0.624, 0.439, 0.582, 0.463, None), None, RADGRAPH),
+        ("radgraph", "RadGraph", (0.624, 0.439, 0.582, 0.463, None), "radgraph"),
         ("bertscore", "BERTScore", (0.599, 0.413, 0.555, 0.140, None), "bertscore"),
-        ("chexbert", "CheXbert", (0.496, 0.294, 0.403, 0.666, None), None, CHEXBERT),
+        ("chexbert", "CheXbert", (0.496, 0.294, 0.403, 0.666, None), "chexbert"),
         ("bleu", "BLEU", (0.409, 0.289, 0.404, 0.119, None), "bleu4"),
         ("rouge-l", "ROUGE-L", (0.572, 0.396, 0.567, 0.117, None), "rougeL"),
-        ("spice", "SPICE", (0.623, 0.453, 0.605, 0.140, None), None, SPICE),
+        ("spice", "SPICE", (0.623, 0.453, 0.605, 0.140, None), "spice"),
         ("meteor", "METEOR", (0.599, 0.422, 0.567, 0.168, None), "meteor"),
         ("ratescore", "RaTEScore", (0.653, 0.462, 0.608, 0.670, 0.54), "ratescore"),
     ]))
@@ -141,12 +132,12 @@ ER2_METRICS = PaperTable(
         ("bleu-4", "BLEU-4", (0.345, 0.475, None), "bleu4"),
         ("rouge-l", "ROUGE-L", (0.491, 0.663, None), "rougeL"),
         ("meteor", "METEOR", (0.464, 0.627, None), "meteor"),
-        ("cider", "CIDEr", (0.499, 0.664, None), None, CIDER),
+        ("cider", "CIDEr", (0.499, 0.664, None), "cider"),
         ("bertscore", "BERTScore", (0.507, 0.677, None), "bertscore"),
-        ("radgraph", "RadGraph F1", (0.516, 0.702, None), None, RADGRAPH),
-        ("semb", "semb", (0.494, 0.665, None), None, SEMB),
-        ("radcliq-v1", "RadCliQ-v1", (0.631, 0.816, None), None, RADCLIQ_V1),
-        ("green", "GREEN", (0.640, None, 1.06), None, GREEN),
+        ("radgraph", "RadGraph F1", (0.516, 0.702, None), "radgraph"),
+        ("semb", "semb", (0.494, 0.665, None), "semb"),
+        ("radcliq-v1", "RadCliQ-v1", (0.631, 0.816, None), "radcliq"),
+        ("green", "GREEN", (0.640, None, 1.06), "green"),
         ("er2score", "ER²Score", (0.751, 0.910, 0.04), "er2score"),
     ]))
 

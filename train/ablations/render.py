@@ -2,8 +2,9 @@
 
 Layout: the paper's key columns, then for each metric the paper's number and ours side by side
 (ours with its bootstrap CI where it is a correlation), then ``ours: source or status``. A row
-whose value we cannot produce says why (``needs the paper profile``, ``unavailable: …``,
-``failed: …``) and holds no number. Rows of ours only (e.g. the sample profile's MiniLM runs)
+whose value we cannot produce says why (``needs the paper profile``, ``unavailable: …``, ``skipped:
+needs …`` for a comparator whose package or model is not on this machine, ``failed: …``) and holds
+no number. Rows of ours only (e.g. the sample profile's MiniLM runs)
 show ``—`` in the paper's columns.
 """
 
@@ -39,7 +40,7 @@ class Row:
     label: tuple[str, ...]
     paper: dict                       # metric -> published number or None
     ours: dict = field(default_factory=dict)  # metric -> Cell
-    status: str = MEASURED            # measured | needs the paper profile | unavailable: … | failed: …
+    status: str = MEASURED  # measured | needs the paper profile | unavailable: … | skipped: needs … | failed: …
     source: str = ""                  # what produced ours
     in_paper: bool = True
 
@@ -58,7 +59,7 @@ class Table:
     runs: list = field(default_factory=list)   # run names used
 
     def counts(self) -> dict:
-        out = {MEASURED: 0, NEEDS_PAPER: 0, "unavailable": 0, "failed": 0}
+        out = {MEASURED: 0, NEEDS_PAPER: 0, "unavailable": 0, "skipped": 0, "failed": 0}
         for row in self.rows:
             out[row.kind] = out.get(row.kind, 0) + 1
         return out

@@ -41,7 +41,7 @@ class Context:
 
 def status_of(err: RowUnavailable) -> str:
     text = str(err)
-    return text if text.startswith("unavailable:") else f"failed: {text}"
+    return text if text.startswith(("unavailable:", "skipped:")) else f"failed: {text}"
 
 
 def not_mapped(ctx: Context) -> str:

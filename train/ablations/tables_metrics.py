@@ -1,10 +1,14 @@
 """Tables whose rows are metrics: ``rexval`` (SPEC §2), ``rate-eval`` (RaTEScore Table 5 and the
 sentence-level Pearson), ``er2-criteria`` (ER²Score Table 1) and ``er2-metrics`` (ER²Score Table 2).
 
-Each paper row names the metric of ours that stands in for it (``PaperRow.measure``): ``bleu4``,
-``rougeL``, ``bertscore``, ``meteor`` (:mod:`train.evaluation.baselines`), ``ratescore`` (the profile's NER
-run, encoder and matrices) and ``er2score`` (the profile's ER²Score run). Rows this project
-cannot compute in any profile (RadGraph, CheXbert, SPICE, CIDEr, GREEN, RadCliQ-v1) say why.
+Each paper row names what computes it (``PaperRow.measure``): ``bleu4``, ``rougeL``, ``bertscore``,
+``meteor`` (:mod:`train.evaluation.baselines`), ``ratescore`` (the profile's NER run, encoder and
+matrices), ``er2score`` (the profile's ER²Score run), or one of the comparators computed by the
+package that maintains it (:mod:`train.evaluation.comparators`: ``cider``, ``spice`` through
+pycocoevalcap; ``radgraph``, ``chexbert``, ``semb``, ``radcliq``, ``green`` through RadEval), whose
+implementation and version the row's source names. A comparator that cannot run here says what it
+needs (``skipped: needs <model id> (offline)``, ``skipped: needs the radeval package …``). CIDEr also
+stands beside BLEU and ROUGE-L in ``rexval`` and ``rate-eval`` (not in those papers' tables).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import numpy as np
 
 from radscore.systems import RADCLIQ
 from train.evaluation.baselines import TRIVIAL, TRIVIAL_LABELS
+from train.evaluation.comparators import COMPARATORS, implementation
 from train.ablations.paper import PaperRow
 from train.ablations.render import MEASURED, Cell, Row, Table
 from train.ablations.resources import ResourceUnavailable, RowUnavailable
@@ -23,6 +28,22 @@ from train.ablations.tables import (Context, er2_goodness, new_table, not_mapped
 BASELINE_SOURCES = {"bleu4": "BLEU-4 (nltk, smoothing method1)", "bleu2": "BLEU-2 (nltk)",
                     "rougeL": "ROUGE-L F (rouge-score)", "meteor": "METEOR (nltk)",
                     **{k: f"{v} (train/evaluation/baselines.py; no model)" for k, v in TRIVIAL_LABELS.items()}}
+
+
+BESIDE_BLEU = {"cider": "CIDEr"}  # n-gram metrics these papers' tables omit, shown beside BLEU and ROUGE-L
+
+
+def _beside_rows(measure, names: dict[str, str]) -> list[Row]:
+    """Rows of ours only for metrics of the same kind as the table's BLEU and ROUGE-L rows."""
+    rows = []
+    for name, label in names.items():
+        try:
+            cells, source = measure(name)
+        except RowUnavailable as err:
+            rows.append(Row((label,), {}, status=status_of(err), in_paper=False))
+            continue
+        rows.append(Row((label,), {}, cells, MEASURED, source, in_paper=False))
+    return rows
 
 
 def _trivial_rows(measure) -> list[Row]:
@@ -56,22 +77,17 @@ def metric_scores(ctx: Context, measure: str, dataset: str, refs: list, cands: l
     if measure == "er2score":
         run = _er2_run(ctx)
         return er2_goodness(ctx.ev.er2(run, dataset, refs, cands)), f"ER²Score {run.source()}"
+    if measure in COMPARATORS:
+        return ctx.ev.comparator(measure, dataset, refs, cands), implementation(measure)
     scores = ctx.ev.baseline(measure, dataset, refs, cands)
     if measure == "bertscore":
         return scores, f"BERTScore F1 with {ctx.profile.baselines.bertscore_model}"
     return scores, BASELINE_SOURCES[measure]
 
 
-def _unavailable_row(prow: PaperRow) -> Row:
-    return Row(prow.label, prow.values, status=f"unavailable: {prow.unavailable}")
-
-
 def _rows_by_measure(ctx: Context, table: Table, measure_row) -> list[Row]:
     rows = []
     for prow in table.paper.rows:
-        if prow.unavailable:
-            rows.append(_unavailable_row(prow))
-            continue
         try:
             cells, source = measure_row(prow.measure)
         except RowUnavailable as err:
@@ -93,6 +109,7 @@ def build_rexval(ctx: Context) -> Table:
         return {"Kendall": Cell.of(res["kendall"])}, source
 
     table.rows = _rows_by_measure(ctx, table, measure)
+    table.rows += _beside_rows(measure, BESIDE_BLEU)
     table.rows.append(_composite_row(ctx, matrix))
     table.rows += _trivial_rows(measure)
     table.rows.append(_shallow_er2_row(ctx, ("kendall",)))
@@ -170,6 +187,7 @@ def build_rate_eval(ctx: Context) -> Table:
         return cells, sources[0] if sources else "—"
 
     table.rows = _rows_by_measure(ctx, table, measure)
+    table.rows += _beside_rows(measure, BESIDE_BLEU)
     table.rows += _trivial_rows(measure)
     table.rows.append(_shallow_rate_eval_row(ctx, data(2), data(3)))
     for task, reason in sorted(missing.items()):

@@ -49,6 +49,8 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
         self.model = load_regressor(backbone, classifier_dropout)
         self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
         self._eval: dict[str, list] = {}
+        #: after a test: row id -> ``{"prediction": the model's score}``
+        self.test_predictions: dict[str, dict] = {}
 
     def head_parameters(self) -> list[torch.nn.Parameter]:
         """The output layer and, when the model has one, the pooler: new or task-specific weights."""
@@ -71,15 +73,21 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
         pred = self(batch)
         loss = F.mse_loss(pred, batch["target"])
         self.log(f"{stage}/loss", loss, batch_size=len(batch["target"]), sync_dist=True)
-        self._eval.setdefault(stage, []).extend(zip(pred.tolist(), batch["target"].tolist()))
+        ids = batch.get("ids") or [None] * len(pred)
+        self._eval.setdefault(stage, []).extend(zip(pred.tolist(), batch["target"].tolist(), ids))
 
     def _eval_end(self, stage: str) -> None:
         pairs = gather_objects(self._eval.pop(stage, []))
         if not pairs:
             return
-        metrics = regression_metrics([p for p, _ in pairs], [t for _, t in pairs])
+        metrics = regression_metrics([p for p, _, _ in pairs], [t for _, t, _ in pairs])
         for key in ("mse", "pearson", "kendall"):
             self.log(f"{stage}/{key}", metrics[key], prog_bar=key == "pearson", rank_zero_only=False)
+        if stage == "test":  # per row, every rank's (a row repeated by the distributed sampler once)
+            self.test_predictions = {}
+            for p, _, row in pairs:
+                if row is not None:
+                    self.test_predictions.setdefault(row, {"prediction": float(p)})
 
     def configure_optimizers(self):
         head = {id(p) for p in self.head_parameters()}

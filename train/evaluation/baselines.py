@@ -238,10 +238,24 @@ def rating_baselines(refs: Sequence[str], cands: Sequence[str], target: Sequence
     (Kendall tau-b; ``nan`` when undefined)."""
     from scipy.stats import kendalltau, pearsonr
 
-    y = np.asarray(target, dtype=np.float64)
     scores, _ = score_baselines(refs, cands, names)
-    return {n: {"pearson": _statistic(pearsonr, s, y), "kendall": _statistic(kendalltau, s, y)}
-            for n, s in scores.items()}
+    return {n: rating_statistics(s, target) for n, s in scores.items()}
+
+
+def rating_statistics(scores: Sequence[float], target: Sequence[float]) -> dict[str, float]:
+    """``{"pearson", "kendall"}`` of per-row scores against a higher-is-better target (Kendall
+    tau-b; ``nan`` when undefined): what :func:`rating_baselines` reports for each baseline."""
+    from scipy.stats import kendalltau, pearsonr
+
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(target, dtype=np.float64)
+    return {"pearson": _statistic(pearsonr, s, y), "kendall": _statistic(kendalltau, s, y)}
+
+
+def pair_accuracy(better_scores: Sequence[float], worse_scores: Sequence[float]) -> float:
+    """The share of pairs whose better candidate scores strictly higher (a tie is a miss; ``nan``
+    with no pair): what :func:`pair_baselines` reports for each baseline."""
+    high, low = np.asarray(better_scores, dtype=np.float64), np.asarray(worse_scores, dtype=np.float64)
+    return float(np.mean(high > low)) if len(high) else math.nan
 
 
 def pair_baselines(refs: Sequence[str], better: Sequence[str], worse: Sequence[str],
@@ -252,7 +266,7 @@ def pair_baselines(refs: Sequence[str], better: Sequence[str], worse: Sequence[s
         return {n: math.nan for n in names}
     high, _ = score_baselines(refs, better, names)
     low, _ = score_baselines(refs, worse, names)
-    return {n: float(np.mean(high[n] > low[n])) for n in high}
+    return {n: pair_accuracy(high[n], low[n]) for n in high}
 
 
 def beside_baselines_table(title: str, model: dict[str, float], baselines: dict[str, dict[str, float]]) -> str:
@@ -619,11 +633,25 @@ def shallow_rating_baseline(train_refs, train_cands, train_targets, eval_refs, e
     fitted on the train rows (its values chosen on a validation part of them, recorded beside the
     figures), scored on the evaluated rows against their higher-is-better targets (the eval targets
     are used only for the statistics)."""
-    from scipy.stats import kendalltau, pearsonr
+    s, chosen = shallow_rating_scores(train_refs, train_cands, train_targets, eval_refs, eval_cands)
+    return {name: {**rating_statistics(s, eval_targets), **chosen}}
 
+
+def shallow_rating_scores(train_refs, train_cands, train_targets, eval_refs,
+                          eval_cands) -> tuple[np.ndarray, dict[str, float]]:
+    """``(score per evaluated row, values chosen on validation)`` of the ridge learner fitted on the
+    train rows: the per-row scores behind :func:`shallow_rating_baseline`'s figures."""
     model = shallow_learner(train_refs, train_cands, train_targets)
-    s, y = model.predict(eval_refs, eval_cands), np.asarray(eval_targets, dtype=np.float64)
-    return {name: {"pearson": _statistic(pearsonr, s, y), "kendall": _statistic(kendalltau, s, y), **model.chosen()}}
+    return model.predict(eval_refs, eval_cands), model.chosen()
+
+
+def shallow_pair_scores(train_refs, train_better, train_worse, eval_refs,
+                        eval_cands) -> tuple[np.ndarray, dict[str, float]]:
+    """``(linear score per evaluated (reference, candidate) row, values chosen on validation)`` of the
+    pair learner fitted on the train pairs: a pair is right when its better row scores strictly
+    higher (:func:`pair_accuracy`), as :func:`shallow_pair_baseline` counts."""
+    model = ShallowLearner("pair").fit(train_refs, train_better, worse=train_worse)
+    return model.predict(eval_refs, eval_cands), model.chosen()
 
 
 def shallow_pair_baseline(train_refs, train_better, train_worse, eval_refs, eval_better, eval_worse,

@@ -83,6 +83,20 @@ def shared_groups(groups: Sequence[str], train: Sequence[int], test: Sequence[in
     return sorted(set(g[np.asarray(train, dtype=np.intp)]) & set(g[np.asarray(test, dtype=np.intp)]))
 
 
+def group_resamples(groups: Sequence[str], n_resamples: int = 1000, seed: int = 0):
+    """The bootstrap resamples over groups, one at a time: ``(drawn group indices into the sorted distinct
+    groups, row indices)``; every row of a drawn group comes along, as many times as the group is
+    drawn. Seeded (``numpy.random.default_rng(seed)``), so two systems scored on the same rows get the
+    same resamples (a paired bootstrap)."""
+    keys = np.asarray([str(g) for g in groups], dtype=object)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    members = [np.flatnonzero(inverse == k) for k in range(len(distinct))]
+    rng = np.random.default_rng(seed)
+    for _ in range(int(n_resamples)):
+        drawn = rng.integers(0, len(distinct), size=len(distinct))
+        yield drawn, np.concatenate([members[k] for k in drawn]) if len(drawn) else np.zeros(0, dtype=np.intp)
+
+
 def bootstrap_ci(scores: Sequence[float], ratings: Sequence[float], groups: Sequence[str], method: str,
                  n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
                  sign: float = 1.0) -> tuple[float, float]:
@@ -95,16 +109,10 @@ def bootstrap_ci(scores: Sequence[float], ratings: Sequence[float], groups: Sequ
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
     x, y = np.asarray(scores, dtype=np.float64), np.asarray(ratings, dtype=np.float64)
-    keys = np.asarray([str(g) for g in groups], dtype=object)
-    if not len(x) == len(y) == len(keys):
-        raise ValueError(f"{len(x)} scores, {len(y)} ratings and {len(keys)} groups: they must pair up")
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    members = [np.flatnonzero(inverse == k) for k in range(len(distinct))]
-    rng = np.random.default_rng(seed)
+    if not len(x) == len(y) == len(groups):
+        raise ValueError(f"{len(x)} scores, {len(y)} ratings and {len(groups)} groups: they must pair up")
     values = np.empty(int(n_resamples))
-    for r in range(int(n_resamples)):
-        drawn = rng.integers(0, len(distinct), size=len(distinct))
-        idx = np.concatenate([members[k] for k in drawn])
+    for r, (_, idx) in enumerate(group_resamples(groups, n_resamples, seed)):
         values[r] = sign * correlation(x[idx], y[idx], method)
     values = values[np.isfinite(values)]
     if not len(values):

@@ -16,7 +16,16 @@ What it adds to LightningCLI:
 - after a test, for tasks rated by people (ClinicalBLEURT, ER²Score; unless ``--test_baselines false``), the text-only baselines of
   :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff n-grams and counts, fitted on
   the train rows only) on the same test rows, printed beside the model's figures
-  and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``.
+  and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``;
+- after a test of those tasks, ``<run>/test_predictions.jsonl`` (rank 0): one line per test row with
+  its id, reference group, the model's prediction, the label(s) and the baselines' scores on it
+  (the data module's ``prediction_lines``), so that a statistic and its bootstrap CI can be recomputed
+  (``benchmarks/learned_tables.py``). ``python -m train <task> test --ckpt_path <run>/ckpt/X.ckpt``
+  writes it into the checkpoint's run folder (a run trained before this file existed gets one without
+  retraining);
+- ``test``'s run folder is ``--run_dir``, else the checkpoint's (``<run>/ckpt/X.ckpt``), else the config's;
+  a test logs into ``<run>/test_logs/``, so that ``<run>/logs/version_*/config.yaml`` stays the
+  training config.
 """
 
 from __future__ import annotations
@@ -147,6 +156,9 @@ class RadscoreCLI(LightningCLI):
         cfg = self._cfg
         if cfg.get("run_dir"):
             return Path(cfg["run_dir"])
+        ckpt = cfg.get("ckpt_path") if self.subcommand == "test" else None
+        if ckpt and Path(str(ckpt)).parent.name == RunFolder("").ckpt.name:  # <run>/ckpt/X.ckpt: that run's folder
+            return RunFolder.of_checkpoint(ckpt).path
         configs = cfg.get("config") or []
         stem = Path(str(configs[-1])).stem if configs else f"{type(self).__name__.lower()}_run"
         return CHECKPOINTS_ROOT / default_run_name(self.training_task.run_prefix if self.training_task else "", stem)
@@ -173,7 +185,10 @@ class RadscoreCLI(LightningCLI):
         trainer_cfg = self._get(self.config_init, "trainer", default={})
         if trainer_cfg.get("logger") in (None, True) and "logger" not in kwargs:
             run = self.run_folder()
-            loggers = [CSVLogger(str(run.path), name=run.logs.name)]
+            # a test of a finished run logs beside its training logs, not among them: logs/version_*/config.yaml
+            # stays the training config (RunFolder.training_config)
+            name = run.test_logs.name if self.subcommand == "test" else run.logs.name
+            loggers = [CSVLogger(str(run.path), name=name)]
             if self._cfg.get("wandb"):
                 from pytorch_lightning.loggers import WandbLogger
 
@@ -198,6 +213,7 @@ class RadscoreCLI(LightningCLI):
             run = self.run_folder()
             run.path.mkdir(parents=True, exist_ok=True)
             run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
+            self.write_test_predictions(run)
             if self.training_task is not None and ckpt is not None:
                 out = self.training_task.export()(ckpt, run.export, metrics)
                 print(f"exported to {out}")
@@ -207,6 +223,23 @@ class RadscoreCLI(LightningCLI):
         """``python -m train <task> test``: the baselines beside the metrics just printed."""
         if self.trainer.is_global_zero:
             self.beside_baselines({k: float(v) for k, v in self.trainer.callback_metrics.items()})
+            self.write_test_predictions(self.run_folder())
+
+    def write_test_predictions(self, run: RunFolder) -> Path | None:
+        """``<run>/test_predictions.jsonl`` from the model's per-row test predictions (gathered over the
+        ranks by the model) and the data module's labels and baseline scores; nothing for a task
+        without them."""
+        predictions = getattr(self.model, "test_predictions", None)
+        lines = getattr(self.datamodule, "prediction_lines", None)
+        if not predictions or lines is None:
+            return None
+        run.path.mkdir(parents=True, exist_ok=True)
+        path = run.test_predictions
+        with path.open("w", encoding="utf-8") as f:
+            for line in lines(predictions, "test"):
+                f.write(json.dumps(line) + "\n")
+        print(f"per-row test predictions: {path}", flush=True)
+        return path
 
     def beside_baselines(self, metrics: dict[str, float], split: str = "test") -> dict[str, float]:
         """What text alone reaches on the rows the model was just tested on, printed beside the

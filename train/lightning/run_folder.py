@@ -5,7 +5,9 @@
     <run>/ckpt/best-epoch=01-step=40.ckpt   the best checkpoint on the task's monitored key
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
     <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
+    <run>/test_logs/version_N/              ``python -m train <task> test`` of the run: its logs and config
     <run>/test_metrics.json                 the test split's metrics after fit
+    <run>/test_predictions.jsonl            per test row: the model's prediction, label(s), baselines' scores
     <run>/export/                           the export ``radscore`` loads
 """
 
@@ -71,6 +73,11 @@ class RunFolder:
         return self.path / "logs"
 
     @property
+    def test_logs(self) -> Path:
+        """Where ``python -m train <task> test`` logs (apart from ``logs/``, which holds the training config)."""
+        return self.path / "test_logs"
+
+    @property
     def logged_configs(self) -> list[Path]:
         """The resolved configs LightningCLI saved (``logs/version_*/config.yaml``), oldest first."""
         return _by_mtime(self.logs.glob("version_*/config.yaml"))
@@ -89,6 +96,11 @@ class RunFolder:
     @property
     def test_metrics(self) -> Path:
         return self.path / "test_metrics.json"
+
+    @property
+    def test_predictions(self) -> Path:
+        """One line per test row (rated tasks): the model's prediction, the label(s), the baselines'."""
+        return self.path / "test_predictions.jsonl"
 
     def read_test_metrics(self) -> dict:
         """``test_metrics.json`` as a dict; empty when the run wrote none."""

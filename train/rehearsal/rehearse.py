@@ -47,6 +47,7 @@ from pathlib import Path
 import yaml
 
 from train.lightning.configs import load_config
+from train.rehearsal.comparators import StageSkipped
 from train.tasks import COMMANDS, TRAINING_TASKS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,24 +110,29 @@ class Entry:
         return all(stage_ok(v) for v in self.stages.values())
 
 
-# Stages that are not failures of the code under rehearsal: what needs CUDA, and ablation rows of
-# metrics this project does not implement (RadGraph, CheXbert, GREEN, SPICE, CIDEr: the real run
-# shows them unavailable too) or whose data must be downloaded (nltk's WordNet for METEOR).
-NOT_FAILURES = ("skipped: needs CUDA", "skipped: not in this project", "skipped: needs a download")
+# Stages that are not failures of the code under rehearsal: what needs CUDA, ablation rows whose
+# data must be downloaded (nltk's WordNet for METEOR), and comparator rows (RadGraph F1, CheXbert,
+# RadCliQ-v1, GREEN, SPICE: train.evaluation.comparators) whose package or Hub model is not on this
+# machine, once the rehearsal has run that comparator's own code path (rehearse_comparators); a
+# comparator row whose code path failed there fails too.
+NOT_FAILURES = ("skipped: needs CUDA", "skipped: needs a download", "skipped: needs a comparator's")
 
 
 def stage_ok(value: str) -> bool:
     return value == "ok" or value.startswith(NOT_FAILURES)
 
 
-def row_status(status: str) -> str:
-    """A table row's status as a rehearsal stage."""
+def row_status(status: str, comparator: str | None = None, code_path: str | None = None) -> str:
+    """A table row's status as a rehearsal stage; ``comparator`` names the row's comparator and
+    ``code_path`` is its stage in :meth:`Rehearsal.rehearse_comparators`."""
     if status == "measured":
         return "ok"
-    if status.startswith("unavailable:") and ("not part of this project" in status or "does not compute" in status):
-        return f"skipped: not in this project ({status.removeprefix('unavailable: ')})"
     if status.startswith("unavailable:") and "cannot be downloaded here" in status:
         return f"skipped: needs a download ({status.removeprefix('unavailable: ')})"
+    if comparator is not None and status.startswith("skipped: needs "):
+        if code_path is None or not stage_ok(code_path):
+            return f"failed: {status}; its code path was not rehearsed ok ({code_path or 'not run'})"
+        return f"skipped: needs a comparator's package or model ({status.removeprefix('skipped: needs ')})"
     return f"failed: {status}"
 
 
@@ -242,6 +248,8 @@ class Rehearsal:
             entry.stages[name] = "ok"
         except NeedsCuda as exc:
             entry.stages[name] = f"skipped: needs CUDA ({exc})"
+        except StageSkipped as exc:
+            entry.stages[name] = str(exc)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported, none stops the rehearsal
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -349,11 +357,30 @@ class Rehearsal:
                 entries.append(self.run_config(rel, task))
                 self.write(entries)
             if ablations:
-                entries += self.rehearse_ablations()
+                comparators = self.rehearse_comparators()
+                entries += comparators
+                entries += self.rehearse_ablations({e.config.split("/", 1)[1]: e.stages["code path"]
+                                                    for e in comparators})
                 self.write(entries)
         return self.write(entries)
 
-    def rehearse_ablations(self) -> list[Entry]:
+    def rehearse_comparators(self) -> list[Entry]:
+        """Each comparator's code path (:mod:`train.evaluation.comparators`) on a stand-in, so that a
+        user's first run with the package and its models does not meet an import or API error
+        (:func:`train.rehearsal.comparators.rehearse_comparator`)."""
+        from train.evaluation.comparators import COMPARATORS
+        from train.rehearsal.comparators import rehearse_comparator
+
+        out = []
+        for name in COMPARATORS:
+            entry = Entry(config=f"comparators/{name}", task="comparators")
+            t0 = time.perf_counter()
+            self.stage(entry, "code path", lambda name=name: rehearse_comparator(name, self.out / "comparators"))
+            entry.seconds = round(time.perf_counter() - t0, 1)
+            out.append(entry)
+        return out
+
+    def rehearse_ablations(self, code_paths: dict[str, str] | None = None) -> list[Entry]:
         from train.ablations.cli import main as ablations_main
 
         profile = fill_ablation_profile(load_config(REPO / "configs/ablations/paper.yaml"),
@@ -373,9 +400,12 @@ class Rehearsal:
         self.stage(entry, "tables", run_tables)
         entry.seconds = round(time.perf_counter() - t0, 1)
         out = [entry]
-        from train.ablations.paper import TABLE_NAMES
+        from train.ablations.paper import PAPER_TABLES, TABLE_NAMES
+        from train.evaluation.comparators import COMPARATORS
 
+        code_paths = code_paths or {}
         for table in TABLE_NAMES:
+            measures = {r.label: r.measure for r in PAPER_TABLES[table].rows}
             result = self.out / "ablations" / f"{table}.json"
             if not result.is_file():
                 out.append(Entry(config=f"ablations/{table}", task="ablations",
@@ -384,7 +414,9 @@ class Rehearsal:
             for row in json.loads(result.read_text()).get("rows", []):
                 if not row.get("in_paper", True) and row.get("status") != "measured":
                     continue  # a row of ours only that this profile does not map
-                status = row_status(str(row.get("status")))
+                measure = measures.get(tuple(row["label"])) if row.get("in_paper", True) else None
+                comparator = measure if measure in COMPARATORS else None
+                status = row_status(str(row.get("status")), comparator, code_paths.get(comparator))
                 out.append(Entry(config=f"ablations/{table}/{' / '.join(map(str, row['label']))}",
                                  task="ablations", stages={"row": status}))
         return out

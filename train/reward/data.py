@@ -219,6 +219,44 @@ class RewardDataModule(pl.LightningDataModule):
             if not self.splits[split]:
                 raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
 
+    def baseline_scores(self, split: str = "test") -> dict:
+        """Per row of ``split`` (its paired candidates, as the model is measured there): the text-only
+        baselines' scores (:data:`train.evaluation.baselines.BESIDE_MODEL`) and the shallow learner's
+        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: the ridge on the totals, and under
+        ``<name>_pair`` the linear score of the logistic pair model), both fitted on the train split's
+        rows and pairs only. Returns ``{"rows": [ER2Row], "pairs": [(better index, worse index)],
+        "target": internal totals, "scores": {name: array over rows}, "chosen": {...}}``; computed once
+        per split (:meth:`baseline_metrics` and the test predictions file read the same)."""
+        cache = self.__dict__.setdefault("_baseline_scores", {})
+        if split in cache:
+            return cache[split]
+        from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_pair_scores,
+                                                shallow_rating_scores)
+
+        def distinct(pairs):
+            return list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
+
+        pairs = self.pairs[split]
+        rows = distinct(pairs)
+        where = {r.id: k for k, r in enumerate(rows)}
+        refs, cands = [r.reference for r in rows], [r.candidate for r in rows]
+        scores, _ = score_baselines(refs, cands, BESIDE_MODEL)
+        train = self.pairs.get("train") or []
+        chosen = {}
+        if split != "train" and train:
+            trows = distinct(train)
+            scores[SHALLOW_NAME], chosen = shallow_rating_scores(
+                [r.reference for r in trows], [r.candidate for r in trows],
+                [self.system.total_to_internal(r.total) for r in trows], refs, cands)
+            scores[f"{SHALLOW_NAME}_pair"], pair_chosen = shallow_pair_scores(
+                [p.reference for p in train], [p.accepted.candidate for p in train],
+                [p.rejected.candidate for p in train], refs, cands)
+            chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
+        cache[split] = {"rows": rows, "pairs": [(where[p.accepted.id], where[p.rejected.id]) for p in pairs],
+                        "target": [self.system.total_to_internal(r.total) for r in rows], "scores": scores,
+                        "chosen": chosen}
+        return cache[split]
+
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """The text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on the pairs of ``split``,
         as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
@@ -226,37 +264,42 @@ class RewardDataModule(pl.LightningDataModule):
         (:data:`~train.evaluation.baselines.SHALLOW_NAME`), fitted on the train split's pairs and rows only:
         its pair accuracy from the logistic pair model, its Kendall from the ridge on the totals, and
         beside them the values each chose on a validation part of the train rows (``alpha``,
-        ``char_weight``, ``count_weight`` of the ridge; ``pair_alpha``, ... of the pair model)."""
-        from train.evaluation.baselines import (SHALLOW_NAME, pair_baselines, rating_baselines,
-                                                shallow_pair_baseline, shallow_rating_baseline)
+        ``char_weight``, ``count_weight`` of the ridge; ``pair_alpha``, ... of the pair model).
+        Computed from the per-row scores of :meth:`baseline_scores`."""
+        import numpy as np
 
-        def distinct(pairs):
-            return list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
+        from train.evaluation.baselines import SHALLOW_NAME, pair_accuracy, rating_statistics
 
-        pairs = self.pairs[split]
-        refs, better, worse = ([p.reference for p in pairs], [p.accepted.candidate for p in pairs],
-                               [p.rejected.candidate for p in pairs])
-        acc = pair_baselines(refs, better, worse)
-        rows = distinct(pairs)
-        target = [self.system.total_to_internal(r.total) for r in rows]
-        corr = rating_baselines([r.reference for r in rows], [r.candidate for r in rows], target)
-        train = self.pairs.get("train") or []
-        chosen = {}
-        if split != "train" and train:
-            pair_chosen: dict = {}
-            acc.update(shallow_pair_baseline([p.reference for p in train], [p.accepted.candidate for p in train],
-                                             [p.rejected.candidate for p in train], refs, better, worse,
-                                             chosen=pair_chosen))
-            trows = distinct(train)
-            corr.update(shallow_rating_baseline(
-                [r.reference for r in trows], [r.candidate for r in trows],
-                [self.system.total_to_internal(r.total) for r in trows],
-                [r.reference for r in rows], [r.candidate for r in rows], target))
-            # the values each shallow model chose on validation (train rows only), logged beside its figures
-            chosen = {k: v for k, v in corr[SHALLOW_NAME].items() if k not in ("pearson", "kendall")}
-            chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
-        return {n: {"pair_acc": acc[n], "kendall": corr[n]["kendall"], **(chosen if n == SHALLOW_NAME else {})}
-                for n in acc}
+        got = self.baseline_scores(split)
+        w = np.array([a for a, _ in got["pairs"]], dtype=np.intp)
+        l = np.array([b for _, b in got["pairs"]], dtype=np.intp)  # noqa: E741
+        out = {}
+        for name, s in got["scores"].items():
+            if name == f"{SHALLOW_NAME}_pair":
+                continue
+            pair_scores = got["scores"].get(f"{SHALLOW_NAME}_pair") if name == SHALLOW_NAME else s
+            out[name] = {"pair_acc": pair_accuracy(pair_scores[w], pair_scores[l]),
+                         "kendall": rating_statistics(s, got["target"])["kendall"],
+                         **(got["chosen"] if name == SHALLOW_NAME else {})}
+        return out
+
+    def prediction_lines(self, predictions: dict[str, dict], split: str = "test") -> list[dict]:
+        """The lines of ``test_predictions.jsonl``: per row of ``split`` that the model scored, its id,
+        reference group, the model's ``reward_total`` and per-item ``rewards``, the labels in internal
+        (higher-is-better) units (``label_total``, ``label_subscores``) and in the system's own
+        (``label_total_native``), and the baselines' scores on it (:meth:`baseline_scores`)."""
+        got = self.baseline_scores(split)
+        missing = sorted({r.id for r in got["rows"]} - set(predictions))
+        if missing:
+            raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
+        s, out = self.system, []
+        for k, row in enumerate(got["rows"]):
+            out.append({"id": row.id, "group": row.group, **predictions[row.id],
+                        "label_total": got["target"][k],
+                        "label_subscores": dict(zip(s.items, s.to_internal(row.subscores))),
+                        "label_total_native": row.total,
+                        "baselines": {n: float(v[k]) for n, v in got["scores"].items()}})
+        return out
 
     # --- batches -----------------------------------------------------------------------------------
     def collate(self, items: list[PairItem], cross: bool = False) -> dict:

@@ -98,6 +98,8 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
         self.reward.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes
         self.system = resolved
         self._eval: dict[str, dict] = {}
+        #: after a test: row id -> the model's rewards on it (``reward_total``, per-item ``rewards``)
+        self.test_predictions: dict[str, dict] = {}
 
     # --- forward and loss ---------------------------------------------------------------------------
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -169,6 +171,10 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
                                            np.array([v[2] for v in values]), items))
         for key, value in metrics.items():
             self.log(f"{stage}/{key}", value, prog_bar=key == "pair_acc", rank_zero_only=False)
+        if stage == "test":  # per row, every rank's: the CLI writes <run>/test_predictions.jsonl from it
+            self.test_predictions = {
+                row: {"reward_total": float(np.sum(v[0])), "rewards": {k: float(x) for k, x in zip(items, v[0])}}
+                for row, v in rows.items()}
 
     # --- optimiser ------------------------------------------------------------------------------------
     def configure_optimizers(self):
