@@ -128,9 +128,10 @@ class RadscoreCLI(LightningCLI):
                             help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
         parser.add_argument("--test_baselines", type=bool, default=True,
                             help="after fit's test, the text-only baselines and the shallow learner beside the model "
-                                 "(false: left out of test_metrics.json, e.g. on a GPU host where the shallow "
-                                 "learner's CPU fit would cost more than the training; benchmarks/learning_curve.py "
-                                 "computes it elsewhere on the same rows)")
+                                 "(false: left out of test_metrics.json, and no test_predictions.jsonl, whose lines "
+                                 "carry their scores; e.g. on a GPU host where the shallow learner's CPU fit would "
+                                 "cost more than the training: benchmarks/learning_curve.py fits it elsewhere on the "
+                                 "same rows)")
         # ``base:`` of an overlay config: read by expand_config_args, which puts the base's --config first;
         # accepted here so that the overlay parses, and left out of --help and of the saved config
         # (help=SUPPRESS), so that an overlay's resolved config prints as a full copy's did
@@ -208,12 +209,14 @@ class RadscoreCLI(LightningCLI):
         results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt, weights_only=True)
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
-            if self._cfg.get("test_baselines", True):
+            baselines = self._cfg.get("test_baselines", True)
+            if baselines:
                 metrics.update(self.beside_baselines(metrics))
             run = self.run_folder()
             run.path.mkdir(parents=True, exist_ok=True)
             run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
-            self.write_test_predictions(run)
+            if baselines:  # its lines carry the baselines' scores, the shallow learner's among them
+                self.write_test_predictions(run)
             if self.training_task is not None and ckpt is not None:
                 out = self.training_task.export()(ckpt, run.export, metrics)
                 print(f"exported to {out}")
