@@ -33,6 +33,11 @@ where it fits.
 
 The total with the working tree (git's tracked files, as the device tool counts it) is printed, and
 the carry is refused (deleted, exit 1) when it passes the 64 MiB limit.
+
+``--curve`` makes the carry of runs 3 and 4 instead (the learning curve on CUDA, issue #46),
+``checkpoints/gpu_carry_curve`` (:func:`make_curve`): the packaged all-MiniLM-L6-v2 with its weights
+rounded to bfloat16 (widened back to float32 on the machine: ``--widen``), the curve's SYNTHETIC sets, and
+what the fits import beyond the image.
 """
 
 from __future__ import annotations
@@ -489,15 +494,16 @@ def curve_set_command(multiple: int, out: Path, unseen: bool = False, seed: int 
 
 def curve_set_fresh(multiple: int, folder: Path, unseen: bool = False) -> bool:
     """Whether ``folder`` holds this generator's curve set of these sizes (seed 0)."""
-    from data.synth.generate import FINGERPRINT, corpus_paths, stale_reason
+    from data.synth.generate import FINGERPRINT, corpus_paths, fingerprint, stale_reason
 
     if not unseen:
         return stale_reason(folder, corpus_paths(), 0, curve_sizes(multiple)) is None
-    try:  # another split than the corpus's: the seed and sizes must match
+    try:  # another split than the corpus's: its fingerprint covers that split file
         stored = json.loads((Path(folder) / FINGERPRINT).read_text())
     except (OSError, ValueError):
         return False
-    return stored.get("seed") == 0 and stored.get("sizes") == curve_sizes(multiple)
+    return (stored.get("fingerprint") == fingerprint(corpus_paths(), split=UNSEEN_SPLIT) and stored.get("seed") == 0
+            and stored.get("sizes") == curve_sizes(multiple))
 
 
 def ensure_curve_set(multiple: int, folder: Path, unseen: bool = False, python: str = sys.executable) -> str:
