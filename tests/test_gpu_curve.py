@@ -267,3 +267,25 @@ def test_a_set_made_by_another_generator_is_refused_by_name(tmp_path, tiny_sets,
     with pytest.raises(SystemExit, match="set 2x: made here with generator fingerprint bbbbbbbbbbbbbbbb"):
         learning_curve.merge_gpu_session(session, tmp_path / "out.json", tiny_sets, cache)
     assert made  # it tried to make the set again before refusing
+
+
+def test_a_fit_without_test_baselines_fits_no_shallow_learner(tiny_backbone, tmp_path, monkeypatch):
+    """``--test_baselines false`` (the curve's fits on the GPU machine): the test figures, and neither the
+    baselines nor the per-row predictions that carry their scores. Tiny random backbone, SYNTHETIC rows."""
+    from data.synth.generate import generate
+    from train.__main__ import main as train_main
+    from train.evaluation import baselines
+
+    generate(tmp_path / "sets", 0, {"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 90, "bleurt": 0})
+    fitted = []
+    monkeypatch.setattr(baselines, "shallow_rating_scores", lambda *a, **k: fitted.append(a))
+    run = tmp_path / "run"
+    assert train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"),
+                       f"--data.rows={tmp_path / 'sets' / 'synthetic_er2' / 'radcliq_synthetic.jsonl'}",
+                       f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
+                       f"--run_dir={run}", "--trainer.max_epochs=1", "--trainer.limit_train_batches=2",
+                       "--trainer.accelerator=cpu", "--trainer.precision=32-true", "--test_baselines=false"]) == 0
+    metrics = json.loads((run / "test_metrics.json").read_text())
+    assert "test/kendall" in metrics and "test/pair_acc" in metrics
+    assert not [k for k in metrics if "/baseline/" in k]
+    assert not (run / "test_predictions.jsonl").exists() and fitted == []
