@@ -15,9 +15,9 @@
 # are generated here when missing: ~100 s of one core per 1x):
 #       .venv/bin/python benchmarks/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve, ~56 MiB with the tree
 #   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu_session.sh
-#       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~280 s expected; ends by CURVE_RUN_BUDGET)
+#       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~260 s expected; ends by CURVE_RUN_BUDGET)
 #   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu_session.sh
-#       the sets at 8x (~200 s expected)
+#       the sets at 8x (~190 s expected)
 #   Each set's step trains the sample ER²Score and ClinicalBLEURT, seeds 42 and 43, four fits at once on the GPU
 #   (benchmarks/curve_session.py), from the packaged all-MiniLM-L6-v2 carried as bfloat16 (45 MB; widened to
 #   float32 on the machine, so its figures are not bit-comparable with a CPU run from the float32 package); the fits
