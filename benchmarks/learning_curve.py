@@ -397,8 +397,13 @@ def merge_gpu_session(session: Path, out: Path = OUT, sets: Path = CURVE_SETS, c
         entry = data[metric][str(seed)]
         ladder = {k: v for k, v in entry.items() if k.endswith(f"@{slug}") and "_unseen" not in k
                   and not k.startswith("trend") and "batches@" not in k}
-        entry[f"trend@{slug}"] = trend(ladder)
-        entry[f"trend_test@{slug}"] = trend({k: {**v, "gap": v["test_gap"]} for k, v in ladder.items()})
+        for name, points in ((f"trend@{slug}", ladder),
+                             (f"trend_test@{slug}", {k: {**v, "gap": v["test_gap"]} for k, v in ladder.items()})):
+            line = trend(points)
+            if line:
+                entry[name] = line
+            else:  # fewer than two sizes of this device so far: no line
+                entry.pop(name, None)
         entry.setdefault("set", "SYNTHETIC (validation split of the sample set; data.synth)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
