@@ -289,3 +289,23 @@ def test_a_fit_without_test_baselines_fits_no_shallow_learner(tiny_backbone, tmp
     assert "test/kendall" in metrics and "test/pair_acc" in metrics
     assert not [k for k in metrics if "/baseline/" in k]
     assert not (run / "test_predictions.jsonl").exists() and fitted == []
+
+
+def test_a_curve_run_ends_by_its_budget(tmp_path):
+    """Not a dry run (PYTHON=false: every step fails at once): a curve step gets at most what is left of
+    CURVE_RUN_BUDGET, and none starts with under 30 s left."""
+    def run(budget: str) -> str:
+        env = {**os.environ, "GPU_SESSION_RUN": "3", "PYTHON": "false", "OUT": str(tmp_path / budget / "out"),
+               "GPU_SESSION_WORK": str(tmp_path / budget / "work"), "GPU_CARRY": str(tmp_path / "no-carry"),
+               "CURVE_RUN_BUDGET": budget}
+        done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    spent = run("10")
+    assert "step curve_1x: skipped:" in spent and "GPU_SESSION_STEPS=curve_1x" in spent
+    assert "step curve_4x: skipped:" in spent and "curve_session.py train" not in spent
+    roomy = run("100000")
+    assert "step curve_1x (timeout 75s)" in roomy and "step curve_4x (timeout 120s)" in roomy
+    tight = run("60")  # under T_CURVE_1X (75 s): the step gets what is left
+    limits = [int(line.split("(timeout ")[1].split("s)")[0]) for line in tight.splitlines() if "] step curve_1x (" in line]
+    assert limits and 30 <= limits[0] <= 60
