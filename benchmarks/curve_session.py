@@ -128,8 +128,10 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
         return []
     jobs = [(m, s) for s in seeds for m in metrics]
     jobs.sort(key=lambda j: (metrics.index(j[0]) if parallel < len(jobs) else 0, seeds.index(j[1])))
+    # the host's cores shared among the fits at once (16 on the GPU host: 4 threads each), not 16 threads each
+    threads = os.environ.get("OMP_NUM_THREADS") or str(max(1, (os.cpu_count() or 1) // max(1, parallel)))
     env = {**os.environ, "WANDB_MODE": os.environ.get("WANDB_MODE", "offline"), "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": threads}
     note = backbone_note()
     running: dict[str, tuple] = {}
     done: list[dict] = []
@@ -137,7 +139,7 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
     def finish(name, proc, run_dir, args, t0, status=None):
         metric, seed = name.split(f"_{set_name}_seed")
         record = {"name": name, "metric": metric, "seed": int(seed), "command": "python " + " ".join(args), "backbone": note, "accelerator": accelerator,
-                  "set": set_name, "limit_batches": limit_batches, "returncode": proc.returncode if status is None else status,
+                  "set": set_name, "limit_batches": limit_batches, "omp_num_threads": threads, "returncode": proc.returncode if status is None else status,
                   "seconds": round(time.time() - t0, 1), "finished": (run_dir / "test_metrics.json").is_file()}
         collect(run_dir, out / "curve" / "runs" / name, record)
         done.append(record)
@@ -156,7 +158,7 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
             finish(name, proc, run_dir, args, t0, status=f"stopped by signal {signum}")
         sys.exit(124)
 
-    signal.signal(signal.SIGTERM, stop)
+    previous = signal.signal(signal.SIGTERM, stop)
     (out / "curve" / "logs").mkdir(parents=True, exist_ok=True)
     queue = list(jobs)
     while queue or running:
@@ -175,6 +177,7 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
             if proc.poll() is not None:
                 del running[name]
                 finish(name, proc, run_dir, args, t0)
+    signal.signal(signal.SIGTERM, previous)
     return done
 
 

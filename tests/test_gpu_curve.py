@@ -309,3 +309,42 @@ def test_a_curve_run_ends_by_its_budget(tmp_path):
     tight = run("60")  # under T_CURVE_1X (75 s): the step gets what is left
     limits = [int(line.split("(timeout ")[1].split("s)")[0]) for line in tight.splitlines() if "] step curve_1x (" in line]
     assert limits and 30 <= limits[0] <= 60
+
+
+FAKE_FIT = """#!/bin/sh
+# a stand-in for the fits' python: writes what a finished fit leaves in its --run_dir, and a checkpoint
+while [ $# -gt 0 ]; do
+    if [ "$1" = --run_dir ]; then run=$2; fi
+    if [ "$1" = --seed_everything ]; then seed=$2; fi
+    shift
+done
+mkdir -p "$run/logs/version_0" "$run/ckpt"
+echo "epoch,step,val/kendall" >"$run/logs/version_0/metrics.csv"
+echo "{\\"test/kendall\\": 0.$seed, \\"threads\\": \\"$OMP_NUM_THREADS\\"}" >"$run/test_metrics.json"
+echo SYNTHETIC >"$run/ckpt/last.ckpt"
+[ "$seed" = 43 ] && exit 3
+exit 0
+"""
+
+
+def test_the_driver_runs_a_sets_fits_and_keeps_their_small_files(tmp_path, monkeypatch):
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_FIT)
+    fake.chmod(0o755)
+    monkeypatch.setattr(curve_session.sys, "executable", str(fake))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    (tmp_path / "sets" / "2x").mkdir(parents=True)
+    (tmp_path / "sets" / "2x" / "generator_synthetic.json").write_text("{}")
+    done = curve_session.train(tmp_path / "sets", "2x", tmp_path / "work", tmp_path / "out", "gpu", parallel=2)
+    assert sorted(r["name"] for r in done) == ["clinical_bleurt_2x_seed42", "clinical_bleurt_2x_seed43",
+                                                "er2score_2x_seed42", "er2score_2x_seed43"]
+    assert {r["name"]: r["returncode"] for r in done}["er2score_2x_seed43"] == 3
+    runs = tmp_path / "out" / "curve" / "runs"
+    record = json.loads((runs / "er2score_2x_seed42" / "run.json").read_text())
+    assert record["metric"] == "er2score" and record["seed"] == 42 and record["finished"]
+    assert "--trainer.accelerator gpu" in record["command"] and "--test_baselines false" in record["command"]
+    threads = json.loads((runs / "er2score_2x_seed42" / "test_metrics.json").read_text())["threads"]
+    assert threads == record["omp_num_threads"] == str(max(1, (os.cpu_count() or 1) // 2))
+    assert not list((tmp_path / "work").glob("*/ckpt"))  # checkpoints deleted, never copied
+    assert not list(runs.glob("*/ckpt")) and (tmp_path / "out" / "curve" / "logs" / "er2score_2x_seed42.log").is_file()
+    assert curve_session.train(tmp_path / "sets", "8x", tmp_path / "work", tmp_path / "out", "gpu") == []  # no set
