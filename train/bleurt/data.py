@@ -207,7 +207,7 @@ class BleurtDataModule(pl.LightningDataModule):
                          f"{sum(i.encoded.truncated for i in items):9d}")
         rank_zero_info("ClinicalBLEURT data (max_length %d pieces)\n%s" % (self.max_length, "\n".join(lines)))
 
-    def baseline_scores(self, split: str = "test") -> dict:
+    def baseline_scores(self, split: str = "test", shallow: bool = True) -> dict:
         """Per row of ``split``: the text-only baselines' scores (:data:`train.evaluation.baselines.BESIDE_MODEL`)
         and the shallow learner's (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff n-grams and
         counts, fitted on the train rows only). ``{"rows": [RatedPair], "target": ratings, "scores": {name:
@@ -216,6 +216,8 @@ class BleurtDataModule(pl.LightningDataModule):
         cache = self.__dict__.setdefault("_baseline_scores", {})
         if split in cache:
             return cache[split]
+        if not shallow and (split, "no shallow") in cache:
+            return cache[(split, "no shallow")]
         from train.evaluation.baselines import BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_rating_scores
 
         splits = self.read_splits()
@@ -224,11 +226,12 @@ class BleurtDataModule(pl.LightningDataModule):
         scores, _ = score_baselines(refs, cands, BESIDE_MODEL)
         train = splits.get("train") or []
         chosen = {}
-        if split != "train" and len(train) >= 2:
+        if split != "train" and len(train) >= 2 and shallow:
             scores[SHALLOW_NAME], chosen = shallow_rating_scores(
                 [p.reference for p in train], [p.candidate for p in train], [p.rating for p in train], refs, cands)
-        cache[split] = {"rows": rows, "target": target, "scores": scores, "chosen": chosen}
-        return cache[split]
+        key = split if shallow else (split, "no shallow")
+        cache[key] = {"rows": rows, "target": target, "scores": scores, "chosen": chosen}
+        return cache[key]
 
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """Pearson and Kendall of the text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on
@@ -241,13 +244,13 @@ class BleurtDataModule(pl.LightningDataModule):
         return {n: {**rating_statistics(s, got["target"]), **(got["chosen"] if n == SHALLOW_NAME else {})}
                 for n, s in got["scores"].items()}
 
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test") -> list[dict]:
+    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True) -> list[dict]:
         """The lines of ``test_predictions.jsonl``: per row of ``split``, its id, reference group, the
         model's ``prediction``, its ``label`` (the quality target) and the baselines' scores on it
         (:meth:`baseline_scores`)."""
         from collections import Counter
 
-        got = self.baseline_scores(split)
+        got = self.baseline_scores(split, shallow)
         repeated = sorted(k for k, n in Counter(r.id for r in got["rows"]).items() if n > 1)
         if repeated:
             raise ValueError(f"{split}: row ids must be unique for per-row predictions; repeated: {repeated[:5]}")

@@ -13,7 +13,7 @@ What it adds to LightningCLI:
   (:mod:`train.lightning.precision`);
 - after ``fit``: a test on the test split with the best checkpoint, ``test_metrics.json`` in the
   run folder, and the export in ``<run>/export/`` (rank 0 only);
-- after a test, for tasks rated by people (ClinicalBLEURT, ER²Score), the text-only baselines of
+- after a test, for tasks rated by people (ClinicalBLEURT, ER²Score; unless ``--test_baselines false``), the text-only baselines of
   :data:`train.evaluation.baselines.BESIDE_MODEL` and the shallow learner (ridge on diff n-grams and counts, fitted on
   the train rows only) on the same test rows, printed beside the model's figures
   and written as ``test/baseline/<name>/<statistic>`` into ``test_metrics.json``;
@@ -126,6 +126,12 @@ class RadscoreCLI(LightningCLI):
                             help="run folder (default: checkpoints/<config file stem>)")
         parser.add_argument("--wandb", type=bool, default=False,
                             help="also log to Weights & Biases (online with a configured account, else offline; WANDB_MODE wins)")
+        parser.add_argument("--test_baselines", type=bool, default=True,
+                            help="after fit's test, the text-only baselines and the shallow learner beside the model "
+                                 "(false: left out of test_metrics.json, and test_predictions.jsonl's lines carry every baseline's "
+                                 "score but the shallow learner's; e.g. on a GPU host where the shallow learner's CPU fit would "
+                                 "cost more than the training: benchmarks/quality/learning_curve.py fits it elsewhere on the "
+                                 "same rows)")
         # ``base:`` of an overlay config: read by expand_config_args, which puts the base's --config first;
         # accepted here so that the overlay parses, and left out of --help and of the saved config
         # (help=SUPPRESS), so that an overlay's resolved config prints as a full copy's did
@@ -203,11 +209,15 @@ class RadscoreCLI(LightningCLI):
         results = trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt, weights_only=True)
         metrics = {k: float(v) for k, v in (results[0] if results else {}).items()}
         if trainer.is_global_zero:
-            metrics.update(self.beside_baselines(metrics))
+            baselines = self._cfg.get("test_baselines", True)
+            if baselines:
+                metrics.update(self.beside_baselines(metrics))
             run = self.run_folder()
             run.path.mkdir(parents=True, exist_ok=True)
             run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
-            self.write_test_predictions(run)
+            # its lines carry the baselines' scores; without the baselines, all but the shallow learner's (whose
+            # fit is what --test_baselines false saves): the model's predictions still travel, for bootstrap CIs
+            self.write_test_predictions(run, shallow=bool(baselines))
             if self.training_task is not None and ckpt is not None:
                 out = self.training_task.export()(ckpt, run.export, metrics)
                 print(f"exported to {out}")
@@ -219,7 +229,7 @@ class RadscoreCLI(LightningCLI):
             self.beside_baselines({k: float(v) for k, v in self.trainer.callback_metrics.items()})
             self.write_test_predictions(self.run_folder())
 
-    def write_test_predictions(self, run: RunFolder) -> Path | None:
+    def write_test_predictions(self, run: RunFolder, shallow: bool = True) -> Path | None:
         """``<run>/test_predictions.jsonl`` from the model's per-row test predictions (gathered over the
         ranks by the model) and the data module's labels and baseline scores; nothing for a task
         without them."""
@@ -230,7 +240,7 @@ class RadscoreCLI(LightningCLI):
         run.path.mkdir(parents=True, exist_ok=True)
         path = run.test_predictions
         with path.open("w", encoding="utf-8") as f:
-            for line in lines(predictions, "test"):
+            for line in lines(predictions, "test", shallow):
                 f.write(json.dumps(line) + "\n")
         print(f"per-row test predictions: {path}", flush=True)
         return path

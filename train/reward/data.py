@@ -219,7 +219,7 @@ class RewardDataModule(pl.LightningDataModule):
             if not self.splits[split]:
                 raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
 
-    def baseline_scores(self, split: str = "test") -> dict:
+    def baseline_scores(self, split: str = "test", shallow: bool = True) -> dict:
         """Per row of ``split`` (its paired candidates, as the model is measured there): the text-only
         baselines' scores (:data:`train.evaluation.baselines.BESIDE_MODEL`) and the shallow learner's
         (:data:`~train.evaluation.baselines.SHALLOW_NAME`: the ridge on the totals, and under
@@ -230,6 +230,8 @@ class RewardDataModule(pl.LightningDataModule):
         cache = self.__dict__.setdefault("_baseline_scores", {})
         if split in cache:
             return cache[split]
+        if not shallow and (split, "no shallow") in cache:
+            return cache[(split, "no shallow")]
         from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_pair_scores,
                                                 shallow_rating_scores)
 
@@ -243,7 +245,7 @@ class RewardDataModule(pl.LightningDataModule):
         scores, _ = score_baselines(refs, cands, BESIDE_MODEL)
         train = self.pairs.get("train") or []
         chosen = {}
-        if split != "train" and train:
+        if split != "train" and train and shallow:
             trows = distinct(train)
             scores[SHALLOW_NAME], chosen = shallow_rating_scores(
                 [r.reference for r in trows], [r.candidate for r in trows],
@@ -252,10 +254,11 @@ class RewardDataModule(pl.LightningDataModule):
                 [p.reference for p in train], [p.accepted.candidate for p in train],
                 [p.rejected.candidate for p in train], refs, cands)
             chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
-        cache[split] = {"rows": rows, "pairs": [(where[p.accepted.id], where[p.rejected.id]) for p in pairs],
-                        "target": [self.system.total_to_internal(r.total) for r in rows], "scores": scores,
-                        "chosen": chosen}
-        return cache[split]
+        key = split if shallow else (split, "no shallow")
+        cache[key] = {"rows": rows, "pairs": [(where[p.accepted.id], where[p.rejected.id]) for p in pairs],
+                      "target": [self.system.total_to_internal(r.total) for r in rows], "scores": scores,
+                      "chosen": chosen}
+        return cache[key]
 
     def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
         """The text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on the pairs of ``split``,
@@ -283,12 +286,12 @@ class RewardDataModule(pl.LightningDataModule):
                          **(got["chosen"] if name == SHALLOW_NAME else {})}
         return out
 
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test") -> list[dict]:
+    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True) -> list[dict]:
         """The lines of ``test_predictions.jsonl``: per row of ``split`` that the model scored, its id,
         reference group, the model's ``reward_total`` and per-item ``rewards``, the labels in internal
         (higher-is-better) units (``label_total``, ``label_subscores``) and in the system's own
         (``label_total_native``), and the baselines' scores on it (:meth:`baseline_scores`)."""
-        got = self.baseline_scores(split)
+        got = self.baseline_scores(split, shallow)
         missing = sorted({r.id for r in got["rows"]} - set(predictions))
         if missing:
             raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
