@@ -355,6 +355,24 @@ def check_fits(carry: Path, tree: int | None = None, limit: int = CARRY_LIMIT) -
 RECORD = ROOT / "benchmarks" / "results" / "gpu_carry.json"  # the session's carry, as last made here
 
 
+def finish_carry(carry: Path, note: dict, record: Path | None) -> dict:
+    """Write ``CARRY.json`` into a made carry, refuse it (deleting it) when it and the tree pass the limit, and
+    copy the note to ``record`` (what tests/test_gpu_session.py and test_gpu_curve.py check against the tree)."""
+    note = {**note, "limit_bytes": CARRY_LIMIT}
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    tree = tree_bytes()
+    try:
+        total = check_fits(carry, tree)
+    except SystemExit:
+        shutil.rmtree(carry)
+        raise
+    note.update(tree_bytes=tree, carry_bytes=folder_bytes(carry), total_bytes=total)
+    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
+    if record is not None:
+        record.write_text(json.dumps(note, indent=1) + "\n")
+    return note
+
+
 def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, released: bool = True,
          record: Path | None = None) -> dict:
     """Build the whole carry (see the module's docstring) in ``carry``; returns CARRY.json's content,
@@ -380,20 +398,8 @@ def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, rel
             made["released_site"]["hidden"] = list(RELEASED_HIDDEN)
     if ner is not None:
         made["ner"] = make_carry(ner, carry / "ner")
-    note = {"made_by": "benchmarks/gpu/gpu_carry.py", "python_version": python_version, "parts": made,
-            "limit_bytes": CARRY_LIMIT}
-    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
-    tree = tree_bytes()
-    try:
-        total = check_fits(carry, tree)
-    except SystemExit:
-        shutil.rmtree(carry)
-        raise
-    note.update(tree_bytes=tree, carry_bytes=folder_bytes(carry), total_bytes=total)
-    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
-    if record is not None:  # what tests/test_gpu_session.py checks against the tree as it grows
-        record.write_text(json.dumps(note, indent=1) + "\n")
-    return note
+    return finish_carry(carry, {"made_by": "benchmarks/gpu/gpu_carry.py", "python_version": python_version,
+                                "parts": made}, record)
 
 
 # ---- runs 3 and 4: the learning curve on CUDA (issue #46) ---------------------------------------
@@ -566,20 +572,8 @@ def make_curve(carry: Path = CURVE_CARRY, python_version: str = "3.12", multiple
         if not wheels_from:
             download_wheels(wheels, CURVE_DISTRIBUTIONS, python_version)
         made["curve_site"] = pack_site(wheels, carry / "curve_site.tar.xz")
-    note = {"made_by": "benchmarks/gpu/gpu_carry.py --curve", "python_version": python_version, "parts": made,
-            "limit_bytes": CARRY_LIMIT}
-    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
-    tree = tree_bytes()
-    try:
-        total = check_fits(carry, tree)
-    except SystemExit:
-        shutil.rmtree(carry)
-        raise
-    note.update(tree_bytes=tree, carry_bytes=folder_bytes(carry), total_bytes=total)
-    (carry / "CARRY.json").write_text(json.dumps(note, indent=1) + "\n")
-    if record is not None:
-        record.write_text(json.dumps(note, indent=1) + "\n")
-    return note
+    return finish_carry(carry, {"made_by": "benchmarks/gpu/gpu_carry.py --curve", "python_version": python_version,
+                                "parts": made}, record)
 
 
 def main(argv=None) -> None:

@@ -71,12 +71,10 @@ def score(name: str, refs: Sequence[str], cands: Sequence[str]) -> np.ndarray:
 
 
 def check_pairs(refs: Sequence[str], cands: Sequence[str]) -> None:
-    if len(refs) != len(cands):
-        raise ValueError(f"{len(refs)} references and {len(cands)} candidates: they must pair up")
-    for k, (r, c) in enumerate(zip(refs, cands)):
-        if not isinstance(r, str) or not isinstance(c, str):
-            raise TypeError(f"pair {k}: reference and candidate must be strings, got "
-                            f"{type(r).__name__} and {type(c).__name__}")
+    """Equal lengths and strings on both sides, as every baseline requires (one check for all)."""
+    from train.evaluation.baselines import _check
+
+    _check(refs, cands)
 
 
 def package_version(dist: str) -> str | None:
