@@ -252,6 +252,10 @@ def side_from_demo(out: Path, resamples: int, confidence: float, seed: int) -> d
     report = json.loads(report_file.read_text())
     label = f"sampler_seed {report.get('tune_seed', '?')}"
     command = f"python -m train demo --out {_rel(out)}"
+    for flag, key, default in (("--ner-config", "ner_config", "configs/ner/iob_sample.yaml"),
+                               ("--tune-config", "tune_config", "configs/tune/sample.yaml")):
+        if report.get(key) and report[key] != default:  # the configs the demo ran with, as its report records them
+            command += f" {flag} {report[key]}"
     path = out / "demo_predictions.jsonl"
     if path.is_file():
         lines = read_lines(path)
