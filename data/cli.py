@@ -39,9 +39,7 @@ def _split(args) -> int:
     held = tuple(a for a in (args.held_out_anatomies or "").split(",") if a.strip())
     out = args.out or str(Path(args.reports).parent / ("split_unseen.json" if held else "split.json"))
     if args.check:
-        from data.split import make_held_out_split, make_split
-
-        from data.split import SplitError
+        from data.split import SplitError, split_by_rule
 
         split = read_split(out)
         try:
@@ -49,8 +47,7 @@ def _split(args) -> int:
         except SplitError as err:
             print(f"{out}: {err}", file=sys.stderr)
             return 1
-        redo = (make_held_out_split(reports, split.held_out_anatomies, split.salt) if split.held_out_anatomies
-                else make_split(reports, split.salt))
+        redo = split_by_rule(reports, split.held_out_anatomies, split.salt)
         moved = sorted(r for r in split.sides if redo.sides.get(r) != split.sides[r])
         if moved:
             print(f"{out}: {len(moved)} report(s) on another side than the rule puts them, e.g. {moved[:5]}; "

@@ -170,9 +170,14 @@ def to_json(split: CorpusSplit) -> dict:
             "reports": dict(sorted(split.sides.items()))}
 
 
+def split_by_rule(reports: list[Report], held_out_anatomies=(), salt: str = SALT) -> CorpusSplit:
+    """The corpus split, or with ``held_out_anatomies`` the unseen-domain split, as its rule makes it."""
+    return make_held_out_split(reports, held_out_anatomies, salt) if held_out_anatomies else make_split(reports, salt)
+
+
 def write_split(reports: list[Report], path: str | Path = SPLIT_FILE, salt: str = SALT,
                 held_out_anatomies=()) -> CorpusSplit:
-    split = make_held_out_split(reports, held_out_anatomies, salt) if held_out_anatomies else make_split(reports, salt)
+    split = split_by_rule(reports, held_out_anatomies, salt)
     split.check(reports)
     Path(path).write_text(json.dumps(to_json(split), indent=1) + "\n", encoding="utf-8")
     return split

@@ -214,10 +214,9 @@ class BleurtDataModule(pl.LightningDataModule):
         array over rows}, "chosen": {...}}``, computed once per split (:meth:`baseline_metrics` and the
         test predictions file read the same)."""
         cache = self.__dict__.setdefault("_baseline_scores", {})
-        if split in cache:
-            return cache[split]
-        if not shallow and (split, "no shallow") in cache:
-            return cache[(split, "no shallow")]
+        key = (split, shallow)  # without the shallow learner: every other baseline, its fit saved
+        if key in cache:
+            return cache[key]
         from train.evaluation.baselines import BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_rating_scores
 
         splits = self.read_splits()
@@ -229,7 +228,6 @@ class BleurtDataModule(pl.LightningDataModule):
         if split != "train" and len(train) >= 2 and shallow:
             scores[SHALLOW_NAME], chosen = shallow_rating_scores(
                 [p.reference for p in train], [p.candidate for p in train], [p.rating for p in train], refs, cands)
-        key = split if shallow else (split, "no shallow")
         cache[key] = {"rows": rows, "target": target, "scores": scores, "chosen": chosen}
         return cache[key]
 

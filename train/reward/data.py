@@ -228,10 +228,9 @@ class RewardDataModule(pl.LightningDataModule):
         "target": internal totals, "scores": {name: array over rows}, "chosen": {...}}``; computed once
         per split (:meth:`baseline_metrics` and the test predictions file read the same)."""
         cache = self.__dict__.setdefault("_baseline_scores", {})
-        if split in cache:
-            return cache[split]
-        if not shallow and (split, "no shallow") in cache:
-            return cache[(split, "no shallow")]
+        key = (split, shallow)  # without the shallow learner: every other baseline, its fit saved
+        if key in cache:
+            return cache[key]
         from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_pair_scores,
                                                 shallow_rating_scores)
 
@@ -254,7 +253,6 @@ class RewardDataModule(pl.LightningDataModule):
                 [p.reference for p in train], [p.accepted.candidate for p in train],
                 [p.rejected.candidate for p in train], refs, cands)
             chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
-        key = split if shallow else (split, "no shallow")
         cache[key] = {"rows": rows, "pairs": [(where[p.accepted.id], where[p.rejected.id]) for p in pairs],
                       "target": [self.system.total_to_internal(r.total) for r in rows], "scores": scores,
                       "chosen": chosen}
