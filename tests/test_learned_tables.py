@@ -203,3 +203,84 @@ def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(
     assert side["learned"]["sampler_seed 0"]["p_vs_shallow"]["kendall"] is None and "no paired" in side["note"]
     assert side["best_trivial"]["which"] == "unigram_f1"
     assert "0.410 [0.310, 0.510]; p vs shallow n/a" in md.read_text()
+
+
+# --- a GPU session's fits: predictions without the shallow learner, its column fitted here ------------------------
+def _gpu_session(tmp_path: Path, lines: list[dict]) -> tuple[Path, Path]:
+    """A session folder as runs 3/4 bring it back (fixture files: the 1x and unseen 1x fits of seed 42, a
+    rehearsal fit on 3 batches, an unfinished 2x fit) and a sets folder whose generator notes match."""
+    import yaml
+
+    session, sets = tmp_path / "session", tmp_path / "sets"
+    (session / "curve" / "sets").mkdir(parents=True)
+    (session / "gpu_session.log").write_text("gpu NVIDIA H100 80GB HBM3 79.2 GiB\n")
+    machine = [{**x, "baselines": {k: v for k, v in x["baselines"].items() if not k.startswith("shallow_ridge")}}
+               for x in lines]
+    for name, limit, finished in (("1x", None, True), ("1x_unseen", None, True), ("1x", 3, True), ("2x", None, False)):
+        note = {"fingerprint": f"fp-{name}", "seed": 0, "sizes": {"er2": 1}}
+        (session / "curve" / "sets" / f"{name}.json").write_text(json.dumps(note))
+        (sets / name).mkdir(parents=True, exist_ok=True)
+        (sets / name / "generator_synthetic.json").write_text(json.dumps(note))
+        run = session / "curve" / "runs" / (f"er2score_{name}_seed42" + ("_limit" if limit else ""))
+        (run / "logs" / "version_0").mkdir(parents=True)
+        (run / "logs" / "version_0" / "config.yaml").write_text(yaml.safe_dump(
+            {"seed_everything": 42, "data": {"rows": f"/tmp/gpu_session/sets/{name}/x.jsonl"}}))
+        (run / "test_predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in machine))
+        (run / "run.json").write_text(json.dumps({
+            "name": run.name, "metric": "er2score", "seed": 42, "set": name, "limit_batches": limit,
+            "finished": finished, "returncode": 0 if finished else "stopped by signal 15",
+            "command": "python -m train reward fit --config configs/reward/sample.yaml --seed_everything 42 "
+                       "--trainer.accelerator gpu --test_baselines false"}))
+    return session, sets
+
+
+def test_a_gpu_sessions_fits_get_the_shallow_learner_fitted_here_and_their_own_rows(lt, tmp_path, monkeypatch):
+    import learning_curve
+
+    lines = _er2_lines(0, 0.5)
+    session, sets = _gpu_session(tmp_path, lines)
+    fitted = []
+
+    def here(metric, cfg, folder):  # what the data module on the local set gives: every baseline, shallow included
+        fitted.append(Path(folder).name)
+        return {x["id"]: dict(x["baselines"]) for x in lines}
+
+    monkeypatch.setattr(learning_curve, "shallow_test_rows", here)
+    out, md = tmp_path / "t.json", tmp_path / "t.md"
+    args = ["--gpu-session", str(session), "--sets", str(sets), "--resamples", "40", "--out", str(out),
+            "--markdown", str(md)]
+    assert lt.main(args) == 0
+    assert sorted(fitted) == ["1x", "1x_unseen"]  # the rehearsal's and the unfinished fit's sets: not fitted
+    er2 = json.loads(out.read_text())["metrics"]["er2score"]["sides"]
+    assert set(er2) == {"test", "test_unseen"}
+    row = er2["test"]["learned"]["seed 42, H100 80GB HBM3"]
+    assert "--trainer.accelerator gpu" in row["command"] and "NVIDIA H100" in row["command"]
+    # the shallow learner's column is the one fitted here, joined by row id: same figures as a file that had it
+    assert lt.main(["--run", f"er2score={_run_folder(tmp_path / 'cpu', 42, 'configs/reward/sample.yaml', lines=lines)}",
+                    "--resamples", "40", "--out", str(tmp_path / "c.json"), "--markdown", str(tmp_path / "c.md")]) == 0
+    cpu = json.loads((tmp_path / "c.json").read_text())["metrics"]["er2score"]["sides"]["test"]
+    assert er2["test"]["shallow"] == cpu["shallow"] and row["kendall"] == cpu["learned"]["42"]["kendall"]
+    assert row["p_vs_shallow"] == cpu["learned"]["42"]["p_vs_shallow"]
+    shallow_file = session / "curve" / "runs" / "er2score_1x_seed42" / learning_curve.SHALLOW_ROWS
+    assert sorted(json.loads(shallow_file.read_text().splitlines()[0])) == ["id", "shallow_ridge", "shallow_ridge_pair"]
+    # made once: a second build reads the files
+    fitted.clear()
+    assert lt.main(args) == 0 and fitted == []
+
+
+def test_a_gpu_fit_on_other_rows_than_the_set_here_is_refused_by_row(lt, tmp_path, monkeypatch):
+    import learning_curve
+
+    lines = _er2_lines(0, 0.5)
+    session, sets = _gpu_session(tmp_path, lines)
+    changed = {x["id"]: dict(x["baselines"]) for x in lines}
+    changed["r3"]["bleu4"] += 0.01  # the set here is not the machine's: one row's BLEU-4 differs
+    monkeypatch.setattr(learning_curve, "shallow_test_rows", lambda metric, cfg, folder: changed)
+    with pytest.raises(SystemExit, match="row 'r3': baseline bleu4 is"):
+        lt.main(["--gpu-session", str(session), "--sets", str(sets), "--out", str(tmp_path / "x.json"),
+                 "--markdown", str(tmp_path / "x.md")])
+    monkeypatch.setattr(learning_curve, "shallow_test_rows",
+                        lambda metric, cfg, folder: {k: v for k, v in changed.items() if k != "r5"})
+    with pytest.raises(SystemExit, match="not those of set 1x here"):
+        lt.main(["--gpu-session", str(session), "--sets", str(sets), "--out", str(tmp_path / "x.json"),
+                 "--markdown", str(tmp_path / "x.md")])

@@ -329,6 +329,65 @@ def shallow_on_set(metric: str, cfg: dict, folder: Path, stored: dict, cache_pat
     return got
 
 
+#: beside a session fit's ``test_predictions.jsonl`` (the machine's, left as it came): the shallow learner's
+#: per-row test scores, fitted here on the same set (the fit ran with ``--test_baselines false``)
+SHALLOW_ROWS = "test_predictions.shallow.jsonl"
+
+
+def shallow_test_rows(metric: str, cfg: dict, folder: Path) -> dict[str, dict[str, float]]:
+    """Per test row id of the set in ``folder``: every baseline's score on it, the shallow learner's
+    included (fitted on the set's train rows, as a fit's test does), from the run's data module."""
+    cfg = {**cfg, "data": {**(cfg.get("data") or {}), DATA_PATH[metric]: str(folder / SET_FILE[metric])}}
+    got = datamodule(metric, cfg).baseline_scores("test", True)
+    return {str(r.id): {n: float(v[k]) for n, v in got["scores"].items()} for k, r in enumerate(got["rows"])}
+
+
+def fill_shallow(folder: Path, session: Path, sets: Path, memo: dict | None = None) -> Path | None:
+    """``<folder>/test_predictions.shallow.jsonl`` for a session fit whose ``test_predictions.jsonl`` has no
+    shallow-learner column: per test row its id and the shallow learner's scores (``shallow_ridge`` and, for
+    ER², ``shallow_ridge_pair``), fitted here on the set the machine trained on (generator note checked,
+    :func:`local_set`). The rows must be the machine's: the same ids, and every baseline the machine scored
+    equal to its value here (within 1e-6), else a SystemExit naming the row. Returns the file (made once,
+    then reused), or None when the fit left no predictions or they already hold the column. ``memo`` shares
+    one set's fit among its seeds."""
+    predictions = folder / "test_predictions.jsonl"
+    if not predictions.is_file():
+        return None
+    out = folder / SHALLOW_ROWS
+    if out.is_file():
+        return out
+    lines = [json.loads(x) for x in predictions.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if not lines:
+        raise SystemExit(f"{predictions}: no row")
+    if SHALLOW in lines[0].get("baselines", {}):
+        return None
+    record = json.loads((folder / "run.json").read_text())
+    name, set_name = record["name"], record["set"]
+    metric = record.get("metric") or name.split(f"_{set_name}_seed")[0]
+    stored = json.loads((session / "curve" / "sets" / f"{set_name}.json").read_text())
+    memo = {} if memo is None else memo
+    key = (metric, set_name, json.dumps(stored, sort_keys=True))
+    if key not in memo:
+        memo[key] = shallow_test_rows(metric, resolved_config(folder), local_set(set_name, stored, sets))
+    here = memo[key]
+    ids = [str(x["id"]) for x in lines]
+    if sorted(ids) != sorted(here):
+        extra, lacking = sorted(set(ids) - set(here))[:3], sorted(set(here) - set(ids))[:3]
+        raise SystemExit(f"{predictions}: its test rows are not those of set {set_name} here (only on the machine: "
+                         f"{extra}; only here: {lacking})")
+    for line, row_id in zip(lines, ids):
+        for base, value in line.get("baselines", {}).items():
+            mine = here[row_id].get(base)
+            if mine is None or abs(mine - float(value)) > 1e-6:
+                raise SystemExit(f"{predictions}: row {row_id!r}: baseline {base} is {value} there and {mine} here: "
+                                 "not the same rows, so the shallow learner fitted here would not stand beside it")
+    with out.open("w", encoding="utf-8") as f:
+        for row_id in ids:
+            f.write(json.dumps({"id": row_id, **{n: v for n, v in here[row_id].items() if n.startswith(SHALLOW)}})
+                    + "\n")
+    return out
+
+
 def gpu_session_point(folder: Path, session: Path, sets: Path, cache_path: Path, label: str) -> tuple[str, int, str, dict]:
     """One fit of a session (its folder under ``<session>/curve/runs``): ``(metric, seed, key, point)``."""
     record = json.loads((folder / "run.json").read_text())
