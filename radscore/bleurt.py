@@ -29,6 +29,7 @@ import torch
 from radscore.export import MANIFEST, read_manifest
 from radscore.inputs import check_reports, pair_arguments
 from radscore.scorer import Scorer
+from radscore.text import check_candidate_format, format_candidates
 
 
 @dataclass
@@ -81,13 +82,17 @@ def longest_first(n_reference: int, n_candidate: int, budget: int) -> tuple[int,
     return half, budget - half
 
 
-def encode_pairs(tokenizer, references: list[str], candidates: list[str], max_length: int) -> list[EncodedPair]:
+def encode_pairs(tokenizer, references: list[str], candidates: list[str], max_length: int,
+                 candidate_format: str = "plain") -> list[EncodedPair]:
     """Tokenize ``(reference, candidate)`` pairs with the tokenizer's pair template and apply the
-    length rule of the module doc. Needs a fast tokenizer (for ``sequence_ids``)."""
+    length rule of the module doc. Needs a fast tokenizer (for ``sequence_ids``). ``candidate_format``
+    ``diff_marked`` (an opt-in, :func:`radscore.text.mark_differences`) marks the candidate's differences
+    from its reference before tokenizing; ``plain`` (default) is ClinicalBLEURT's input."""
     if len(references) != len(candidates):
         raise ValueError(f"{len(references)} references but {len(candidates)} candidates")
     if not references:
         return []
+    candidates = format_candidates(candidate_format, references, candidates)
     enc = tokenizer(references, candidates, add_special_tokens=True, truncation=False,
                     return_token_type_ids=True, verbose=False)
     if not hasattr(enc, "sequence_ids"):
@@ -180,6 +185,8 @@ class ClinicalBLEURT(Scorer):
         self.model.to(self.device).eval()
         trained = (self.manifest or {}).get("max_length")
         self.max_length = model_max_length(self.model, self.tokenizer, max_length or trained)
+        #: how the export's model read its candidates (exports from before the key, and plain folders: plain)
+        self.candidate_format = check_candidate_format((self.manifest or {}).get("candidate_format", "plain"))
         pad = self.tokenizer.pad_token_id
         self.pad_id = 0 if pad is None else pad
 
@@ -197,6 +204,7 @@ class ClinicalBLEURT(Scorer):
         return {"radscore": __version__, "model": {**fingerprint(self.path), "source": self.source},
                 "max_length": self.max_length,
                 "length_rule": "longest_first", "target": (self.manifest or {}).get("target"),
+                "candidate_format": self.candidate_format,
                 "device": str(self.device), "batch_size": self.batch_size}
 
     @torch.inference_mode()
@@ -215,7 +223,7 @@ class ClinicalBLEURT(Scorer):
         with tqdm(total=len(candidates), disable=not progress, unit="pair", desc="ClinicalBLEURT") as bar:
             for lo in range(0, len(candidates), chunk_size):
                 refs, cands = references[lo:lo + chunk_size], candidates[lo:lo + chunk_size]
-                encoded = encode_pairs(self.tokenizer, refs, cands, self.max_length)
+                encoded = encode_pairs(self.tokenizer, refs, cands, self.max_length, self.candidate_format)
                 order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].input_ids))
                 scores = [0.0] * len(encoded)
                 for b in range(0, len(order), self.batch_size):

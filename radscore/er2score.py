@@ -99,6 +99,7 @@ class ER2Score(Scorer):
                 "base_model": fingerprint(self.base_model or self.model.base_model),
                 "higher_is_better": self.system.higher_is_better,
                 "system": self.system.name, "prompt_template": self.model.prompt_template,
+                "candidate_format": self.model.candidate_format,
                 "device": str(self.device), "batch_size": self.batch_size}
 
     @torch.no_grad()

@@ -20,7 +20,8 @@ is right whatever the padding side.
 
 Export layout (written by :meth:`MultiRewardModel.save`, read by :meth:`MultiRewardModel.from_export`):
 ``adapter/`` (peft: LoRA weights and the head), the tokenizer files, ``reward_model.json`` (base
-model id, prompt template, max length, pad token, ``finetune``) and ``scoring_system.json``. A model
+model id, prompt template, max length, pad token, ``finetune``, ``candidate_format``: ``plain`` unless the
+model was trained on diff-marked candidates, :func:`radscore.text.mark_differences`) and ``scoring_system.json``. A model
 trained in full (``finetune: full``, no LoRA: an option for small backbones, not the paper's recipe)
 has ``model/`` (the whole sequence-classification model, head included) instead of ``adapter/``.
 """
@@ -40,6 +41,7 @@ from torch import nn
 from radscore.optional import require
 from radscore.models import resolve_model_path
 from radscore.systems import ScoringSystem, load_system
+from radscore.text import check_candidate_format, format_candidates
 
 log = logging.getLogger(__name__)
 
@@ -148,9 +150,12 @@ def _shorten(tokenizer, template: str, max_length: int, reference: str, candidat
 
 
 def encode_prompts(tokenizer, template: str, max_length: int, references: Sequence[str],
-                   candidates: Sequence[str]) -> tuple[list[list[int]], PromptCuts]:
+                   candidates: Sequence[str], candidate_format: str = "plain") -> tuple[list[list[int]], PromptCuts]:
     """Token ids of each (reference, candidate) prompt, at most ``max_length`` (see the module
-    doc for the rule), and what was cut."""
+    doc for the rule), and what was cut. ``candidate_format`` (:data:`radscore.text.CANDIDATE_FORMATS`):
+    ``plain``, the papers' input, or ``diff_marked``, the candidate with its differences from the
+    reference marked (:func:`radscore.text.mark_differences`) before it goes into the template."""
+    candidates = format_candidates(candidate_format, references, candidates)
     prompts = [format_prompt(template, r, c) for r, c in zip(references, candidates)]
     ids = [list(x) for x in tokenizer(prompts, truncation=False, verbose=False)["input_ids"]]
     cuts = PromptCuts()
@@ -293,20 +298,22 @@ class MultiRewardModel(nn.Module):
     """The N-head reward model with its tokenizer, scoring system and prompt template."""
 
     def __init__(self, model: nn.Module, tokenizer, system: ScoringSystem, prompt_template: str,
-                 max_length: int, base_model: str):
+                 max_length: int, base_model: str, candidate_format: str = "plain"):
         super().__init__()
         self.model, self.tokenizer, self.system = model, tokenizer, system
         self.prompt_template, self.max_length, self.base_model = check_template(prompt_template), int(max_length), base_model
+        self.candidate_format = check_candidate_format(candidate_format)
         head_outside_autocast(getattr(self.base, self.head_module))
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
     def build(cls, backbone: str, system: "str | dict | ScoringSystem", prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
               max_length: int = 512, lora: LoraSettings | None = None, dtype: str | None = None,
-              dropout: bool = False, full: bool = False) -> "MultiRewardModel":
+              dropout: bool = False, full: bool = False, candidate_format: str = "plain") -> "MultiRewardModel":
         """A fresh model for training: backbone + random N-output head + LoRA (peft, SEQ_CLS), or,
         with ``full=True``, the whole backbone trained (no peft; ``lora`` is then ignored).
-        ``dropout=False`` turns the backbone's dropout off (:func:`disable_dropout`)."""
+        ``dropout=False`` turns the backbone's dropout off (:func:`disable_dropout`);
+        ``candidate_format``: how the candidate enters the prompt (:func:`encode_prompts`)."""
         system = load_system(system)
         tokenizer = load_tokenizer(backbone)
         base = _base_model(backbone, system, dtype)
@@ -314,7 +321,7 @@ class MultiRewardModel(nn.Module):
         if not dropout:
             disable_dropout(base)
         if full:
-            return cls(base, tokenizer, system, prompt_template, max_length, backbone)
+            return cls(base, tokenizer, system, prompt_template, max_length, backbone, candidate_format)
         peft = require("peft")
         LoraConfig, TaskType, get_peft_model = peft.LoraConfig, peft.TaskType, peft.get_peft_model
         lora = lora or LoraSettings()
@@ -324,7 +331,7 @@ class MultiRewardModel(nn.Module):
                             layers_to_transform=lora.layers)
         model = get_peft_model(base, config)
         trainable_in_float32(model)
-        return cls(model, tokenizer, system, prompt_template, max_length, backbone)
+        return cls(model, tokenizer, system, prompt_template, max_length, backbone, candidate_format)
 
     @classmethod
     def from_export(cls, folder: str | Path, base_model: str | None = None, dtype: str | None = None) -> "MultiRewardModel":
@@ -355,7 +362,8 @@ class MultiRewardModel(nn.Module):
             adapter = str(folder / ADAPTER_DIR)
             modules_to_save_in_float32(base, peft.PeftConfig.from_pretrained(adapter).modules_to_save or [])
             model = peft.PeftModel.from_pretrained(base, adapter)
-        return cls(model, tokenizer, system, cfg["prompt_template"], cfg["max_length"], cfg["base_model"]).eval()
+        return cls(model, tokenizer, system, cfg["prompt_template"], cfg["max_length"], cfg["base_model"],
+                   cfg.get("candidate_format", "plain")).eval()  # exports from before the key: plain
 
     def save(self, folder: str | Path) -> None:
         """Adapter (LoRA + head; fully fine-tuned: the whole model in ``model/``), tokenizer,
@@ -368,7 +376,7 @@ class MultiRewardModel(nn.Module):
         cfg = {"base_model": self.base_model, "prompt_template": self.prompt_template,
                "max_length": self.max_length, "pad_token": self.tokenizer.pad_token,
                "heads": list(self.system.items), "head_module": self.head_module,
-               "finetune": "full" if self.full else "lora"}
+               "finetune": "full" if self.full else "lora", "candidate_format": self.candidate_format}
         (folder / REWARD_CONFIG).write_text(json.dumps(cfg, indent=1) + "\n")
         (folder / SYSTEM_FILE).write_text(json.dumps(self.system.to_dict(), indent=1) + "\n")
 
@@ -389,7 +397,8 @@ class MultiRewardModel(nn.Module):
     # --- inputs and forward ---------------------------------------------------------------------
     def encode(self, references: Sequence[str], candidates: Sequence[str]) -> tuple[list[list[int]], PromptCuts]:
         """Token ids of each prompt and what was cut to fit ``max_length`` (module doc)."""
-        return encode_prompts(self.tokenizer, self.prompt_template, self.max_length, references, candidates)
+        return encode_prompts(self.tokenizer, self.prompt_template, self.max_length, references, candidates,
+                              self.candidate_format)
 
     def pad(self, sequences: Sequence[Sequence[int]]) -> dict[str, torch.Tensor]:
         """A padded batch (the tokenizer's padding side) of token id lists."""

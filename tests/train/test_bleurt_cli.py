@@ -158,3 +158,36 @@ def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path,
     dm = BleurtDataModule(train_path=str(train), backbone=tiny_backbone, max_length=4096)
     dm.setup("validate")
     assert dm.max_length == 512  # capped by the tokenizer's limit
+
+
+def test_a_diff_marked_model_trains_exports_and_is_scored_on_marked_pairs(rows, tiny_backbone, tmp_path):
+    """``--model.init_args.candidate_format diff_marked`` (an opt-in, issue #46): linked into the data module,
+    recorded in the export's manifest, and the thin package scores the export on marked pairs."""
+    import yaml
+
+    from radscore import ClinicalBLEURT
+    from radscore.bleurt import encode_pairs
+    from radscore.export import read_manifest
+
+    assert _train("fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
+                  f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
+                  "--model.init_args.candidate_format=diff_marked", "--trainer.max_epochs=1", "--test_baselines=false",
+                  f"--run_dir={tmp_path}", *CPU) == 0
+    saved = yaml.safe_load(next(tmp_path.glob("logs/version_*/config.yaml")).read_text())
+    assert saved["model"]["init_args"]["candidate_format"] == "diff_marked"
+    assert read_manifest(tmp_path / "export", "bleurt")["candidate_format"] == "diff_marked"
+    ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    assert state["datamodule_hyper_parameters"]["candidate_format"] == "diff_marked"  # linked from the model
+    module = ClinicalBLEURTRegressor.load_from_checkpoint(ckpt, map_location="cpu").eval()
+    dm = BleurtDataModule(train_path=rows, backbone=tiny_backbone, max_length=128, eval_batch_size=5,
+                          candidate_format="diff_marked")
+    dm.setup("test")
+    items = dm.splits["test"]
+    refs, cands = [i.pair.reference for i in items], [i.pair.candidate for i in items]
+    assert [i.encoded.input_ids for i in items] != [e.input_ids for e in encode_pairs(dm.tokenizer, refs, cands, 128)]
+    with torch.no_grad():
+        expected = torch.cat([module(b) for b in dm.test_dataloader()]).tolist()
+    scorer = ClinicalBLEURT(str(tmp_path / "export"), batch_size=4)
+    assert scorer.candidate_format == "diff_marked" and scorer.signature()["candidate_format"] == "diff_marked"
+    assert scorer.compute_score(cands, refs) == pytest.approx(expected, abs=1e-5)

@@ -161,3 +161,31 @@ def test_unknown_task_and_bad_template_are_clear(er2_rows, tiny_backbone, tmp_pa
         RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
             "--config", str(ROOT / "configs/reward/sample.yaml"), f"--model.init_args.backbone={tiny_backbone}",
             "--model.init_args.prompt_template=only {reference}", f"--run_dir={tmp_path}", *CPU])
+
+
+def test_a_diff_marked_reward_model_trains_on_marked_prompts_and_exports_the_format(er2_rows, tiny_backbone, tmp_path):
+    """``--model.init_args.candidate_format diff_marked`` (an opt-in, issue #46): linked into the data module, its
+    prompts carry the marked candidate, the export records the format (ER2Score then marks, tests/radscore)."""
+    from radscore.reward_model import encode_prompts
+    from radscore.text import mark_differences
+
+    train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
+                f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.candidate_format=diff_marked",
+                "--trainer.max_epochs=1", "--test_baselines=false", f"--run_dir={tmp_path}", *CPU])
+    assert json.loads((tmp_path / "export" / "reward_model.json").read_text())["candidate_format"] == "diff_marked"
+    cli = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+        "--config", str(ROOT / "configs/reward/sample.yaml"), f"--model.init_args.backbone={tiny_backbone}",
+        f"--data.rows={er2_rows}", "--model.init_args.candidate_format=diff_marked", f"--run_dir={tmp_path}", *CPU])
+    assert cli.datamodule.candidate_format == "diff_marked"  # linked from the model
+    ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
+    module = ER2RewardModel.load_from_checkpoint(ckpt, map_location="cpu")
+    assert module.reward.candidate_format == "diff_marked"
+    dm = RewardDataModule(rows=str(er2_rows), backbone=tiny_backbone, prompt_template=module.reward.prompt_template,
+                          max_length=module.reward.max_length, candidate_format="diff_marked")
+    dm.setup("test")
+    rows = {r["id"]: r for r in map(json.loads, er2_rows.read_text().splitlines())}
+    item = dm.splits["test"][0]
+    ref, cand = rows[item.row_w]["reference"], rows[item.row_w]["candidate"]
+    marked, _ = encode_prompts(dm.tokenizer, dm.prompt_template, dm.max_length, [ref], [mark_differences(ref, cand)])
+    plain, _ = encode_prompts(dm.tokenizer, dm.prompt_template, dm.max_length, [ref], [cand])
+    assert item.ids_w == marked[0] != plain[0]

@@ -32,6 +32,7 @@ from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
 from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
+from radscore.text import check_candidate_format
 from train.lightning.module import SPLIT_BY, keep_train_groups, resolve_split_by, split_by_column
 from train.lightning.samplers import LengthGroupedSampler, split_loader
 
@@ -89,6 +90,7 @@ class BleurtDataModule(pl.LightningDataModule):
         prefer: the target of a row holding both error counts and a score.
         backbone: model whose tokenizer is used (linked from the model by the CLI).
         max_length: longest pair in pieces (linked from the model by the CLI).
+        candidate_format: how the candidate is read (linked from the model by the CLI).
         group_by_length: batch training pairs of similar length (less padding, faster on CPU).
         train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
             groups (1, the default: all of them); val and test stay whole. For learning curves
@@ -97,7 +99,7 @@ class BleurtDataModule(pl.LightningDataModule):
     """
 
     #: the model's arguments the CLI links into the data module (defined once, in the model)
-    linked_from_model = ("backbone", "max_length")
+    linked_from_model = ("backbone", "max_length", "candidate_format")
 
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
                  test_path: str | None = None,
@@ -107,7 +109,7 @@ class BleurtDataModule(pl.LightningDataModule):
                  prefer: Literal["counts", "score"] = "counts", backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 16, eval_batch_size: int = 64,
                  num_workers: int = 0, group_by_length: bool = True, train_fraction: float = 1.0,
-                 train_fraction_seed: int = 0):
+                 train_fraction_seed: int = 0, candidate_format: Literal["plain", "diff_marked"] = "plain"):
         super().__init__()
         self.save_hyperparameters()
         if len(split_fractions) != 3 or any(f < 0 for f in split_fractions):
@@ -124,6 +126,7 @@ class BleurtDataModule(pl.LightningDataModule):
         self.split_by = split_by
         self.weights, self.prefer = check_weights(weights), prefer
         self.backbone, self.max_length = backbone, max_length
+        self.candidate_format = check_candidate_format(candidate_format)
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.group_by_length = group_by_length
         if not 0 < float(train_fraction) <= 1:
@@ -191,7 +194,7 @@ class BleurtDataModule(pl.LightningDataModule):
 
     def encode(self, pairs: list[RatedPair], split: str = "") -> list[PairItem]:
         encoded = encode_pairs(self.tokenizer, [p.reference for p in pairs], [p.candidate for p in pairs],
-                               self.max_length)
+                               self.max_length, self.candidate_format)
         cut = sum(e.truncated for e in encoded)
         if cut:
             log.warning("%s: %d of %d pairs are longer than max_length=%d pieces and were truncated "

@@ -28,7 +28,8 @@ def _write_bleurt(folder: Path, module, state: dict, task: str) -> dict:
     load_tokenizer(module.hparams.backbone).save_pretrained(folder)
     return {"backbone": module.hparams.backbone,
             "max_length": int(data_hp.get("max_length", module.hparams.max_length)),
-            "length_rule": "longest_first", "input": "[CLS] reference [SEP] candidate [SEP]", "target": target}
+            "length_rule": "longest_first", "input": "[CLS] reference [SEP] candidate [SEP]", "target": target,
+            "candidate_format": data_hp.get("candidate_format", module.hparams.get("candidate_format", "plain"))}
 
 
 def export_bleurt(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:

@@ -12,11 +12,14 @@ to ``world_size - 1`` pairs to even out the shards).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 
 from radscore.models import PACKAGED_MINILM
+from radscore.text import check_candidate_format
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
 from train.lightning.distributed import gather_objects
@@ -39,12 +42,17 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
         max_length: longest pair in pieces (the data module's, linked by the CLI); longer pairs
             follow the longest-first rule of :mod:`radscore.bleurt` and are counted.
         classifier_dropout: dropout before the output layer (default: the backbone's).
+        candidate_format: ``plain`` (ClinicalBLEURT's input) or ``diff_marked`` (our opt-in: the candidate's
+            differences from the reference marked, :func:`radscore.text.mark_differences`); recorded in the
+            export's manifest, which scores with the same format. Linked into the data module.
     """
 
     def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 1e-5, head_lr: float | None = None,
                  weight_decay: float = 0.01, warmup_ratio: float = 0.1, max_length: int = 512,
-                 classifier_dropout: float | None = None):
+                 classifier_dropout: float | None = None,
+                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
         super().__init__()
+        check_candidate_format(candidate_format)
         self.save_hyperparameters()
         self.model = load_regressor(backbone, classifier_dropout)
         self.model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes

@@ -110,7 +110,8 @@ def build_tiny_bleurt_export(folder: str | Path, backbone: str, max_length: int 
 
 
 def build_tiny_reward_export(folder: str | Path, backbone: str, system, seed: int = 1,
-                             template: str = DEFAULT_REWARD_TEMPLATE, max_length: int = 64, full: bool = False):
+                             template: str = DEFAULT_REWARD_TEMPLATE, max_length: int = 64, full: bool = False,
+                             candidate_format: str = "plain"):
     """An ER²Score export (kind ``reward``) on ``backbone`` (e.g. :func:`build_tiny_bert`) for
     ``system`` (a name, dict or :class:`~radscore.systems.ScoringSystem`), with LoRA on query and
     value (``full``: the whole model trained, no LoRA) and every trainable weight moved at random
@@ -120,7 +121,8 @@ def build_tiny_reward_export(folder: str | Path, backbone: str, system, seed: in
 
     torch.manual_seed(seed)
     model = MultiRewardModel.build(backbone, system, template, max_length,
-                                   LoraSettings(r=4, target_modules=["query", "value"]), full=full)
+                                   LoraSettings(r=4, target_modules=["query", "value"]), full=full,
+                                   candidate_format=candidate_format)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.requires_grad:

@@ -34,6 +34,7 @@ from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
+from radscore.text import check_candidate_format
 from train.lightning.module import SPLIT_BY, keep_train_groups, resolve_split_by, split_by_column
 from train.lightning.samplers import EpochSeededSampler, LengthGroupedSampler, split_loader
 
@@ -105,7 +106,7 @@ class RewardDataModule(pl.LightningDataModule):
             SYNTHETIC rows carry the corpus split of :mod:`data.split`, so no test report is trained on).
         system: scoring system (built-in name, YAML/JSON path or dict); rows of other systems
             are an error. Linked from the model by the CLI.
-        prompt_template, backbone, max_length: as the model's (linked by the CLI).
+        prompt_template, backbone, max_length, candidate_format: as the model's (linked by the CLI).
         batch_size: pairs per training batch (each pair is two prompts).
         order: training order: ``by_reference`` keeps the pairs of one reference together (they
             share candidates, encoded once per batch), ``by_length`` batches pairs of similar
@@ -122,7 +123,7 @@ class RewardDataModule(pl.LightningDataModule):
     """
 
     #: the model's arguments the CLI links into the data module (defined once, in the model)
-    linked_from_model = ("backbone", "system", "prompt_template", "max_length")
+    linked_from_model = ("backbone", "system", "prompt_template", "max_length", "candidate_format")
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
                  test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
@@ -131,7 +132,8 @@ class RewardDataModule(pl.LightningDataModule):
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
                  order: Literal["random", "by_length", "by_reference"] = "by_reference",
-                 cross_reference_pairs: bool = False, train_fraction: float = 1.0, train_fraction_seed: int = 0):
+                 cross_reference_pairs: bool = False, train_fraction: float = 1.0, train_fraction_seed: int = 0,
+                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed
@@ -141,6 +143,7 @@ class RewardDataModule(pl.LightningDataModule):
         self.system: ScoringSystem = load_system(system)
         self.prompt_template = check_template(prompt_template)
         self.backbone, self.max_length = backbone, int(max_length)
+        self.candidate_format = check_candidate_format(candidate_format)
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         if order not in ("random", "by_length", "by_reference"):
             raise ValueError(f"order={order!r}; expected random, by_length or by_reference")
@@ -200,7 +203,7 @@ class RewardDataModule(pl.LightningDataModule):
             distinct = {row.id: row for p in pairs for row in (p.accepted, p.rejected)}
             ids, cut = encode_prompts(self.tokenizer, self.prompt_template, self.max_length,
                                       [r.reference for r in distinct.values()],
-                                      [r.candidate for r in distinct.values()])
+                                      [r.candidate for r in distinct.values()], self.candidate_format)
             by_id = dict(zip(distinct, ids))
             if cut:
                 rank_zero_warn(f"{split}: {cut.describe(len(ids), self.max_length)}")

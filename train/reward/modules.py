@@ -62,6 +62,9 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
             small backbones; checkpoints and exports then hold the whole model).
         cross_weight: weight in the loss of the pairs across references that the data module adds
             when its ``cross_reference_pairs`` is on (our opt-in; the paper's pairs weigh 1).
+        candidate_format: ``plain`` (the paper's prompt) or ``diff_marked`` (our opt-in: the candidate's
+            differences from the reference marked in the prompt, :func:`radscore.text.mark_differences`);
+            recorded in the export, which scores with the same format. Linked into the data module.
     """
 
     task = TASK
@@ -76,7 +79,8 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
                  reduction: Literal["sum", "mean"] = "sum", lr: float = 2e-4,
                  head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
                  dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False,
-                 finetune: Literal["lora", "full"] = "lora", cross_weight: float = 1.0):
+                 finetune: Literal["lora", "full"] = "lora", cross_weight: float = 1.0,
+                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
         super().__init__()
         if reduction not in ("sum", "mean"):
             raise ValueError(f"reduction={reduction!r}; expected 'sum' (SPEC §3.4) or 'mean'")
@@ -91,7 +95,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
             backbone, resolved, prompt_template, max_length,
             LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules, list(modules_to_save or []),
                          lora_layers), dtype,
-            dropout=backbone_dropout, full=finetune == "full")
+            dropout=backbone_dropout, full=finetune == "full", candidate_format=candidate_format)
         if gradient_checkpointing:
             enable_activation_checkpointing(self.reward.model)
             self.reward.model.enable_input_require_grads()
