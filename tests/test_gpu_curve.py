@@ -48,7 +48,10 @@ def test_the_dry_run_lists_run_3s_and_run_4s_steps_in_order_of_value(tmp_path):
     assert "--limit-batches" not in three  # the rehearsal's knob only
     assert "memory-probe" not in three and "train rehearse" not in three and "bench_" not in three
     four = _dry(tmp_path / "4", "4")
-    assert "--set 8x" in four and "--set 1x " not in four and "sets --archive" in four and " 8x" in four
+    steps = [line.split("step ", 1)[1].split(" ", 1)[0] for line in four.splitlines() if "] step curve_" in line]
+    assert steps == ["curve_sets", "curve_8x", "curve_1x_marked"]  # then the 1x set with diff-marked candidates
+    assert "sets --archive" in four and "--out " in four and four.count(" 8x 1x\n") == 1  # each set unpacked once
+    assert "--set 8x --work" in four and "--set 1x --work" in four and four.count("--variant marked") == 1
     rehearsal = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                                env={**os.environ, "GPU_SESSION_DRY": "1", "GPU_SESSION_RUN": "3",
                                     "OUT": str(tmp_path / "o"), "CURVE_LIMIT_BATCHES": "3"}).stdout
@@ -65,6 +68,8 @@ def test_each_fit_is_the_sample_config_on_the_gpu_without_the_shallow_learner(tm
     bleurt = " ".join(curve_session.fit_command("clinical_bleurt", tmp_path / "1x", 42, "cpu", tmp_path / "r", 3))
     assert "--data.train_path" in bleurt
     assert "--trainer.limit_train_batches 3 --trainer.limit_val_batches 3 --trainer.limit_test_batches 3" in bleurt
+    marked = " ".join(curve_session.fit_command("er2score", tmp_path / "1x", 42, "gpu", tmp_path / "r", None, "marked"))
+    assert "--model.init_args.candidate_format diff_marked" in marked and "--candidate_format" not in joined
 
 
 def test_a_finished_fit_leaves_only_its_small_files(tmp_path):
@@ -255,6 +260,18 @@ def test_a_session_is_merged_beside_the_cpu_points(tmp_path, tiny_sets, monkeypa
     _FakeRewardData.made_from = []
     learning_curve.merge_gpu_session(session, out, tiny_sets, cache)
     assert _FakeRewardData.made_from == []
+    # a variant's fits (run 4's diff-marked 1x) get their own key and stay off the trend of the plain ladder
+    import shutil
+
+    marked = session / "curve" / "runs" / "er2score_1x_marked_seed42"
+    shutil.copytree(session / "curve" / "runs" / "er2score_1x_seed42", marked)
+    record = json.loads((marked / "run.json").read_text())
+    (marked / "run.json").write_text(json.dumps({**record, "name": marked.name, "variant": "marked"}))
+    learning_curve.merge_gpu_session(session, out, tiny_sets, cache)
+    entry = json.loads(out.read_text())["er2score"]["42"]
+    assert entry["1x_rows_marked@cuda-nvidia-h100-80gb-hbm3"]["candidate_format"] == "diff_marked"
+    assert entry["1x_rows@cuda-nvidia-h100-80gb-hbm3"]["candidate_format"] == "plain"
+    assert entry["trend@cuda-nvidia-h100-80gb-hbm3"]["kendall"]["points"] == 2
 
 
 def test_a_set_made_by_another_generator_is_refused_by_name(tmp_path, tiny_sets, monkeypatch):
@@ -354,3 +371,12 @@ def test_the_driver_runs_a_sets_fits_and_keeps_their_small_files(tmp_path, monke
     assert not list((tmp_path / "work").glob("*/ckpt"))  # checkpoints deleted, never copied
     assert not list(runs.glob("*/ckpt")) and (tmp_path / "out" / "curve" / "logs" / "er2score_2x_seed42.log").is_file()
     assert curve_session.train(tmp_path / "sets", "8x", tmp_path / "work", tmp_path / "out", "gpu") == []  # no set
+    # a variant: its own run names, the change in the command, the variant in run.json
+    marked = curve_session.train(tmp_path / "sets", "2x", tmp_path / "work", tmp_path / "out", "gpu", parallel=2,
+                                 seeds=(42,), metrics=("er2score",), variant="marked")
+    assert [r["name"] for r in marked] == ["er2score_2x_marked_seed42"]
+    record = json.loads((runs / "er2score_2x_marked_seed42" / "run.json").read_text())
+    assert record["variant"] == "marked" and record["set"] == "2x" and record["seed"] == 42
+    assert "--model.init_args.candidate_format diff_marked" in record["command"]
+    with pytest.raises(ValueError, match="variant 'bold'"):
+        curve_session.train(tmp_path / "sets", "2x", tmp_path / "work", tmp_path / "out", "gpu", variant="bold")

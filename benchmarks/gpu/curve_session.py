@@ -46,6 +46,9 @@ CURVE_METRICS = {
                         "synthetic_bleurt/clinical_bleurt_synthetic.jsonl"),
 }
 SEEDS = (42, 43)
+#: a variant of the sample configs a step may train instead (issue #46, part 1): its fits' names end in
+#: ``_<variant>`` after the set's, their run.json says which
+VARIANTS = {"marked": ["--model.init_args.candidate_format", "diff_marked"]}
 #: what a fit carries back: its figures, and the model's per-row test predictions (a few hundred KB at 8x; they
 #: give the learned rows their bootstrap CIs, benchmarks/quality/learned_tables.py)
 SMALL_FILES = ("test_metrics.json", "test_predictions.jsonl", "logs/version_*/metrics.csv",
@@ -86,10 +89,11 @@ def unpack_sets(archive: Path | None, dest: Path, names: list[str], out: Path) -
 
 
 def fit_command(metric: str, set_dir: Path, seed: int, accelerator: str, run_dir: Path,
-                limit_batches: int | None = None) -> list[str]:
+                limit_batches: int | None = None, variant: str | None = None) -> list[str]:
     task, config, data_arg, rel = CURVE_METRICS[metric]
     return ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
             "--trainer.accelerator", accelerator, data_arg, str(set_dir / rel), "--test_baselines", "false",
+            *(VARIANTS[variant] if variant else []),
             *[arg for stage in ("train", "val", "test") if limit_batches
               for arg in (f"--trainer.limit_{stage}_batches", str(limit_batches))], "--run_dir", str(run_dir)]
 
@@ -121,9 +125,14 @@ def collect(run_dir: Path, dest: Path, record: dict) -> None:
 
 
 def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, seeds=SEEDS,
-          metrics=tuple(CURVE_METRICS), parallel: int = 4, limit_batches: int | None = None) -> list[dict]:
+          metrics=tuple(CURVE_METRICS), parallel: int = 4, limit_batches: int | None = None,
+          variant: str | None = None) -> list[dict]:
     """The fits of one set, ``parallel`` at a time, in the order given (metric-major per seed: every
-    seed of the first metric first when ``parallel`` is smaller than the number of fits)."""
+    seed of the first metric first when ``parallel`` is smaller than the number of fits); with
+    ``variant`` (:data:`VARIANTS`) the sample configs with that change."""
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"variant {variant!r}: expected one of {sorted(VARIANTS)}")
+    tag = f"{set_name}_{variant}" if variant else set_name
     set_dir = sets / set_name
     if not (set_dir / "generator_synthetic.json").is_file():
         log(f"set {set_name}: not in {sets} (no generator_synthetic.json): its fits are skipped")
@@ -139,9 +148,9 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
     done: list[dict] = []
 
     def finish(name, proc, run_dir, args, t0, status=None):
-        metric, seed = name.split(f"_{set_name}_seed")
+        metric, seed = name.split(f"_{tag}_seed")
         record = {"name": name, "metric": metric, "seed": int(seed), "command": "python " + " ".join(args), "backbone": note, "accelerator": accelerator,
-                  "set": set_name, "limit_batches": limit_batches, "omp_num_threads": threads, "returncode": proc.returncode if status is None else status,
+                  "set": set_name, "variant": variant, "limit_batches": limit_batches, "omp_num_threads": threads, "returncode": proc.returncode if status is None else status,
                   "seconds": round(time.time() - t0, 1), "finished": (run_dir / "test_metrics.json").is_file()}
         collect(run_dir, out / "curve" / "runs" / name, record)
         done.append(record)
@@ -166,10 +175,10 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
     while queue or running:
         while queue and len(running) < parallel:
             metric, seed = queue.pop(0)
-            name = f"{metric}_{set_name}_seed{seed}"
+            name = f"{metric}_{tag}_seed{seed}"
             run_dir = work / name
             shutil.rmtree(run_dir, ignore_errors=True)
-            args = fit_command(metric, set_dir, seed, accelerator, run_dir, limit_batches)
+            args = fit_command(metric, set_dir, seed, accelerator, run_dir, limit_batches, variant)
             log(f"start {name}: python {' '.join(args)}")
             with (out / "curve" / "logs" / f"{name}.log").open("w") as fh:
                 proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -202,12 +211,15 @@ def main(argv=None) -> int:
     t.add_argument("--parallel", type=int, default=4)
     t.add_argument("--limit-batches", type=int, default=None,
                    help="the CPU rehearsal only: --trainer.limit_{train,val,test}_batches N")
+    t.add_argument("--variant", choices=sorted(VARIANTS), default=None,
+                   help="train the sample configs with this change (marked: --model.init_args.candidate_format "
+                        "diff_marked)")
     a = p.parse_args(argv)
     if a.cmd == "sets":
         got = unpack_sets(Path(a.archive) if a.archive else None, Path(a.dest), a.names, Path(a.out))
         return 0 if all(v != "FAILED" for v in got.values()) else 1
     done = train(Path(a.sets), a.set_name, Path(a.work), Path(a.out), a.accelerator, tuple(a.seeds),
-                 tuple(a.metrics), a.parallel, a.limit_batches)
+                 tuple(a.metrics), a.parallel, a.limit_batches, a.variant)
     return 0 if done and all(r["finished"] for r in done) else 1
 
 

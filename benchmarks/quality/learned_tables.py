@@ -287,7 +287,8 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
         metric = record.get("metric") or record["name"].split(f"_{record['set']}_seed")[0]
         short = device.removeprefix("cuda:").replace("NVIDIA ", "")
         out.setdefault(gpu_side(record["set"]), {}).setdefault(metric, []).append(
-            {"label": f"seed {record['seed']}, {short}", "run": folder,
+            {"label": f"seed {record['seed']}, {short}" + (", diff-marked candidates" if record.get("variant") else ""),
+             "run": folder,
              "command": f"{record['command']}  # on {device}, benchmarks/gpu/gpu_session.sh run 3/4",
              "lines": read_predictions(folder)})
     return out
