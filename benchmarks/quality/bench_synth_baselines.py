@@ -18,8 +18,9 @@ train split of the same set and evaluated on its test split, for the sets that h
 (Task 2, ER² RadCliQ, ClinicalBLEURT; the ReXVal layout and Task 3 are evaluation-only: ``n/a``).
 The JSON also records generator v3's surface operations as generated (``surface_rates``: for
 errors and meaning-preserving edits, each operation's share and its kinds; docs/synthetic.md).
-``--sizes`` (as ``python -m data synth --sizes``) makes a quick, smaller run. Prints a table and
-writes JSON. All numbers are on SYNTHETIC data.
+``--sizes`` (as ``python -m data synth --sizes``) makes a quick, smaller run; ``--folders DIR ...`` measures
+sets made already (the learning curve's 2x-8x sets: ``--out benchmarks/results/synth_baselines_curve_sets.json``).
+Prints a table and writes JSON. All numbers are on SYNTHETIC data.
 """
 
 from __future__ import annotations
@@ -129,12 +130,41 @@ def measure(folder: Path) -> dict:
     return sets
 
 
+def measure_folders(folders: list[Path], out: Path) -> None:
+    """:func:`measure` on sets made already (``--folders``): per folder its sets' rows, with its generator note."""
+    runs, notes = {}, {}
+    for folder in folders:
+        note = folder / "generator_synthetic.json"
+        if not note.is_file():
+            raise SystemExit(f"{folder}: no generator_synthetic.json (not a python -m data synth folder)")
+        t0 = time.perf_counter()
+        notes[folder.name] = json.loads(note.read_text())
+        runs[folder.name] = measure(folder)
+        print(f"{folder}: measured in {time.perf_counter() - t0:.0f} s", flush=True)
+    print("\nSYNTHETIC sets (one generated folder each)")
+    print(f"| folder | set | statistic | n | {' | '.join(COLUMNS)} |")
+    print("|---|---|---|---:|" + "---:|" * len(COLUMNS))
+    for name, sets in runs.items():
+        for s, row in sets.items():
+            print(f"| {name} | {s} | {row['statistic']} | {row['n']} | "
+                  + " | ".join("n/a" if row[m] is None else f"{row[m]:.3f}" for m in COLUMNS) + " |")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"data": "SYNTHETIC (python -m data synth folders made already; see generators)",
+                               "generators": notes, "runs": runs}, indent=1) + "\n")
+    print(f"\nwrote {out}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "synth_baselines.json"))
     p.add_argument("--sizes", default=None, help="set sizes as python -m data synth --sizes (default: the default sizes)")
+    p.add_argument("--folders", nargs="+", default=None, metavar="DIR",
+                   help="measure these generated folders instead (e.g. the learning curve's larger sets, "
+                        "checkpoints/curve_sets/2x ...), each named by its folder and described by its generator note")
     args = p.parse_args(argv)
+    if args.folders:
+        return measure_folders([Path(f) for f in args.folders], Path(args.out))
     sizes = parse_sizes(args.sizes)
     runs, surfaces = {}, {}
     for seed in args.seeds:

@@ -1,0 +1,39 @@
+"""benchmarks/quality/bench_synth_baselines.py --folders: the baselines measured on sets made already (the learning
+curve's larger sets), each with its generator note. A tiny SYNTHETIC set generated here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_synth_baselines",
+                                                  ROOT / "benchmarks" / "quality" / "bench_synth_baselines.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_synth_baselines"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_path):
+    from data.synth import generate
+
+    folder = tmp_path / "2x"
+    generate(folder, seed=0, sizes={"rexval": 10, "task1": 0, "task2": 30, "task3": 12, "er2": 60, "bleurt": 60})
+    out = tmp_path / "b.json"
+    bench.main(["--folders", str(folder), "--out", str(out)])
+    data = json.loads(out.read_text())
+    assert "SYNTHETIC" in data["data"]
+    assert data["generators"]["2x"] == json.loads((folder / "generator_synthetic.json").read_text())
+    assert data["runs"]["2x"] == bench.measure(folder)  # the same rows as a generated run measures
+    assert data["runs"]["2x"]["er2_radcliq_test_total"]["n"] > 0
+    with pytest.raises(SystemExit, match="no generator_synthetic.json"):
+        bench.main(["--folders", str(tmp_path), "--out", str(out)])
