@@ -380,3 +380,15 @@ def test_the_driver_runs_a_sets_fits_and_keeps_their_small_files(tmp_path, monke
     assert "--model.init_args.candidate_format diff_marked" in record["command"]
     with pytest.raises(ValueError, match="variant 'bold'"):
         curve_session.train(tmp_path / "sets", "2x", tmp_path / "work", tmp_path / "out", "gpu", variant="bold")
+
+
+def test_gpu_carry_run_as_a_script_finds_the_projects_packages(tmp_path):
+    """`.venv/bin/python benchmarks/gpu/gpu_carry.py --curve` imports data/ (the curve sets' freshness): as a script,
+    from any folder, with no PYTHONPATH (it failed so on 2026-11-28)."""
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import gpu_carry; "
+            "print(gpu_carry.curve_set_fresh(1, Path(sys.argv[2])))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks" / "gpu"), str(tmp_path / "none")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

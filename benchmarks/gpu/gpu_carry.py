@@ -55,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
+sys.path.insert(1, str(ROOT))  # data/ and train/ (the curve sets): a script run puts only its own folder first
 KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
         "radscore_manifest.json")
 CARRY_LIMIT = 64 * 2**20  # the device tool's limit for the working tree and the carried paths together
