@@ -223,9 +223,10 @@ TABLE = {
 UNSEEN = {
     "RaTEScore, tuned W": ("ratescore_tuned/sampler_seed 0/test_unseen/kendall",
                            "ratescore_tuned/sampler_seed 0/shallow_test_unseen/kendall"),
-    "ER²Score (pair accuracy": (None, "er2score/42/shallow_test_unseen/pair_accuracy"),
-    "ER²Score (Kendall": (None, "er2score/42/shallow_test_unseen/kendall"),
-    "ClinicalBLEURT (Pearson": (None, "clinical_bleurt/42/shallow_test_unseen/pearson"),
+    "ER²Score (pair accuracy": ("er2score/42/test_unseen/pair_accuracy", "er2score/42/shallow_test_unseen/pair_accuracy"),
+    "ER²Score (Kendall": ("er2score/42/test_unseen/kendall", "er2score/42/shallow_test_unseen/kendall"),
+    "ClinicalBLEURT (Pearson": ("clinical_bleurt/42/test_unseen/pearson",
+                                "clinical_bleurt/42/shallow_test_unseen/pearson"),
 }
 
 
