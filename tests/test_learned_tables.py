@@ -168,6 +168,11 @@ def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(lt, 
     lr = _run_folder(tmp_path / "lr", 42, "configs/reward/sample.yaml", "--model.lr=1.0e-3", lines=_er2_lines(0, 1.0))
     with pytest.raises(SystemExit, match="would not reproduce it"):
         lt.main(["--run", f"er2score={lr}", "--out", str(tmp_path / "x.json"), "--markdown", str(tmp_path / "x.md")])
+    # a setting the config leaves to its default, changed on the run's command line: not the config's run either
+    marked = _run_folder(tmp_path / "marked", 42, "configs/reward/sample.yaml", "--model.init_args.candidate_format=diff_marked",
+                         lines=_er2_lines(0, 1.0))
+    with pytest.raises(SystemExit, match="candidate_format: run has 'diff_marked', config says 'plain'"):
+        lt.main(["--run", f"er2score={marked}", "--out", str(tmp_path / "x.json"), "--markdown", str(tmp_path / "x.md")])
     bad = _run_folder(tmp_path / "bad", 42, "configs/reward/sample.yaml",
                       lines=[{k: v for k, v in x.items() if k != "label_total"} for x in _er2_lines(0, 1.0)])
     with pytest.raises(SystemExit, match="row 'r0' lacks \\['label_total'\\]"):

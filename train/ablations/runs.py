@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from radscore.export import MANIFEST
@@ -148,10 +149,35 @@ def config_differences(stated: dict, saved: dict) -> list[str]:
 
 def run_differs_from_config(config: str, saved: dict, overrides: tuple[str, ...] = ()) -> dict:
     """:func:`differing_settings` of a run's saved config against ``config`` with ``overrides``
-    (``--key=value`` each, e.g. the run's seed): what the run set otherwise than the config states."""
-    from train.ablations.profile import RunSpec
+    (``--key=value`` each, e.g. the run's seed): what the run set otherwise than the config states,
+    and otherwise than the defaults of what it leaves unstated (:func:`default_differences`)."""
+    spec = RunSpec((config,), tuple(overrides))
+    stated, flat = flatten(merged_config(spec)), flatten(saved)
+    return {**differing_settings(stated, flat), **default_differences(spec, stated, flat)}
 
-    return differing_settings(flatten(merged_config(RunSpec((config,), tuple(overrides)))), flatten(saved))
+
+#: the sections whose settings a config leaves to their defaults are compared with those defaults too
+DEFAULTED_SECTIONS = ("model.", "data.")
+
+
+def default_differences(spec: RunSpec, stated: dict, saved: dict, extra_overrides: tuple[str, ...] = ()) -> dict:
+    """:func:`differing_settings` over the model and data settings that ``spec``'s configs and overrides
+    leave to their defaults (``stated``: theirs, flattened), against those defaults as the task's CLI fills
+    them in: a run given another value on its command line (``--model.init_args.candidate_format=diff_marked``)
+    is not the config's run. Settings the run's saved config lacks (a run from before they existed) are not
+    compared, nor :data:`IGNORED_KEYS`."""
+    task = task_of(merged_config(spec, extra_overrides), spec)
+    defaults = flatten(_cli_defaults(task, tuple(str(c) for c in spec.configs), (*extra_overrides, *spec.overrides)))
+    unstated = {k: v for k, v in defaults.items() if k.startswith(DEFAULTED_SECTIONS) and k not in stated and k in saved}
+    return differing_settings(unstated, saved)
+
+
+@lru_cache(maxsize=64)
+def _cli_defaults(task: str, configs: tuple[str, ...], overrides: tuple[str, ...]) -> dict:
+    from train.lightning.configs import resolve_cli_config
+
+    more = [a for c in configs[1:] for a in ("--config", c)]
+    return resolve_cli_config(task, configs[0], *more, *overrides)
 
 
 def saved_config(run_dir: Path) -> dict | None:
@@ -254,7 +280,9 @@ class RunManager:
         why = "no finished run (export and test_metrics.json)"
         if finished(run_dir):
             saved = saved_config(run_dir)
-            diffs = ["the run saved no config"] if saved is None else config_differences(flat, flatten(saved))
+            diffs = (["the run saved no config"] if saved is None else config_differences(flat, flatten(saved))
+                     + describe_differences(default_differences(spec, flat, flatten(saved),
+                                                                tuple(self.run_overrides.get(task, ())))))
             if not diffs:
                 self._say(f"reusing {run_dir} ({spec.describe()})")
                 return RunResult(spec, task, run_dir, "reused", 0.0, _metrics(run_dir), flat)
