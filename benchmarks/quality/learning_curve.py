@@ -200,7 +200,8 @@ def on_trend(key: str) -> bool:
     return "x" not in key and "+" not in key
 
 
-def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs, extra: tuple = ()) -> list[str]:
+def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs, extra: tuple = (),
+                     task: str | None = None) -> list[str]:
     """The fit arguments (``--key=value``) by which a run's resolved config differs from ``config`` at
     its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each): the
     settings the config and ``extra`` state (as ``python -m train ablations`` compares them)."""
@@ -209,7 +210,7 @@ def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs,
     overrides = (*extra, f"--seed_everything={seed}",
                  *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
                  *([f"--trainer.max_epochs={epochs}"] if epochs is not None else []))
-    differing = run_differs_from_config(str(ROOT / config), cfg, overrides)
+    differing = run_differs_from_config(str(ROOT / config), cfg, overrides, task=task)
     unset = [k for k, (have, _) in differing.items() if have is NOT_SET]
     if unset:
         raise SystemExit(f"{config}: states {unset}, which the run's config lacks: not a run of this config")
@@ -225,7 +226,7 @@ def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, e
     command = "python " + " ".join(args)
     if (run / "test_metrics.json").is_file():  # reused only where it is this run
         cfg = resolved_config(run)
-        other = further_settings(cfg, config, seed, fraction, epochs or config_epochs(config), tuple(extra))
+        other = further_settings(cfg, config, seed, fraction, epochs or config_epochs(config), tuple(extra), task)
         if cfg.get("seed_everything") != seed:
             other.append(f"--seed_everything={cfg.get('seed_everything')}")
         if other:
@@ -537,7 +538,7 @@ def main(argv=None) -> None:
             raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
         rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
         epochs = (cfg.get("trainer") or {}).get("max_epochs")
-        further = further_settings(cfg, config, args.seed, frac, epochs)
+        further = further_settings(cfg, config, args.seed, frac, epochs, task=task)
         if further and not args.tag:
             raise SystemExit(f"--existing {item}: the run differs from {config} in {', '.join(further)}: "
                              "give --tag NAME (its point is another setting, not the config's)")

@@ -147,26 +147,33 @@ def config_differences(stated: dict, saved: dict) -> list[str]:
     return describe_differences(differing_settings(stated, saved))
 
 
-def run_differs_from_config(config: str, saved: dict, overrides: tuple[str, ...] = ()) -> dict:
+def run_differs_from_config(config: str, saved: dict, overrides: tuple[str, ...] = (), task: str | None = None) -> dict:
     """:func:`differing_settings` of a run's saved config against ``config`` with ``overrides``
     (``--key=value`` each, e.g. the run's seed): what the run set otherwise than the config states,
-    and otherwise than the defaults of what it leaves unstated (:func:`default_differences`)."""
+    and otherwise than the defaults of what it leaves unstated (:func:`default_differences`; ``task``:
+    the training task whose CLI fills them in, by default read from the configs' or the run's
+    ``model.class_path``)."""
     spec = RunSpec((config,), tuple(overrides))
     stated, flat = flatten(merged_config(spec)), flatten(saved)
-    return {**differing_settings(stated, flat), **default_differences(spec, stated, flat)}
+    return {**differing_settings(stated, flat), **default_differences(spec, stated, flat, task=task)}
 
 
 #: the sections whose settings a config leaves to their defaults are compared with those defaults too
 DEFAULTED_SECTIONS = ("model.", "data.")
 
 
-def default_differences(spec: RunSpec, stated: dict, saved: dict, extra_overrides: tuple[str, ...] = ()) -> dict:
+def default_differences(spec: RunSpec, stated: dict, saved: dict, extra_overrides: tuple[str, ...] = (),
+                        task: str | None = None) -> dict:
     """:func:`differing_settings` over the model and data settings that ``spec``'s configs and overrides
     leave to their defaults (``stated``: theirs, flattened), against those defaults as the task's CLI fills
     them in: a run given another value on its command line (``--model.init_args.candidate_format=diff_marked``)
     is not the config's run. Settings the run's saved config lacks (a run from before they existed) are not
     compared, nor :data:`IGNORED_KEYS`."""
-    task = task_of(merged_config(spec, extra_overrides), spec)
+    if task is None:
+        merged = merged_config(spec, extra_overrides)
+        if not (merged.get("model") or {}).get("class_path") and saved.get("model.class_path"):
+            merged = {"model": {"class_path": saved["model.class_path"]}}  # a config that leaves it to its CLI
+        task = task_of(merged, spec)
     defaults = flatten(_cli_defaults(task, tuple(str(c) for c in spec.configs), (*extra_overrides, *spec.overrides)))
     unstated = {k: v for k, v in defaults.items() if k.startswith(DEFAULTED_SECTIONS) and k not in stated and k in saved}
     return differing_settings(unstated, saved)
@@ -282,7 +289,7 @@ class RunManager:
             saved = saved_config(run_dir)
             diffs = (["the run saved no config"] if saved is None else config_differences(flat, flatten(saved))
                      + describe_differences(default_differences(spec, flat, flatten(saved),
-                                                                tuple(self.run_overrides.get(task, ())))))
+                                                                tuple(self.run_overrides.get(task, ())), task)))
             if not diffs:
                 self._say(f"reusing {run_dir} ({spec.describe()})")
                 return RunResult(spec, task, run_dir, "reused", 0.0, _metrics(run_dir), flat)
