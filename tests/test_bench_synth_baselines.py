@@ -32,8 +32,15 @@ def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_pa
     bench.main(["--folders", str(folder), "--out", str(out)])
     data = json.loads(out.read_text())
     assert "SYNTHETIC" in data["data"]
-    assert data["generators"]["2x"] == json.loads((folder / "generator_synthetic.json").read_text())
+    assert data["generators"]["2x"] == {**json.loads((folder / "generator_synthetic.json").read_text()), "not_generated": []}
     assert data["runs"]["2x"] == bench.measure(folder)  # the same rows as a generated run measures
     assert data["runs"]["2x"]["er2_radcliq_test_total"]["n"] > 0
+    # a folder without some sets (the curve sets: ER² and ClinicalBLEURT only) measures what it holds, says what not
+    part = tmp_path / "part"
+    generate(part, seed=0, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 60, "bleurt": 60})
+    bench.main(["--folders", str(part), "--out", str(out)])
+    data = json.loads(out.read_text())
+    assert sorted(data["runs"]["part"]) == ["bleurt_test", "er2_radcliq_test_pair_accuracy", "er2_radcliq_test_total"]
+    assert data["generators"]["part"]["not_generated"] == ["rexval", "task2", "task3"]
     with pytest.raises(SystemExit, match="no generator_synthetic.json"):
         bench.main(["--folders", str(tmp_path), "--out", str(out)])

@@ -99,15 +99,31 @@ def surface_rates(folder: Path) -> dict:
     return out
 
 
-def measure(folder: Path) -> dict:
-    """Every baseline on every rated set of one generated folder."""
+#: the generator's set (``python -m data synth --sizes`` key) behind each measured set
+SOURCE = {"rexval_mean_errors": "rexval", "rexval_mean_significant_errors": "rexval", "task2_test": "task2",
+          "er2_radcliq_test_total": "er2", "er2_radcliq_test_pair_accuracy": "er2", "bleurt_test": "bleurt",
+          "task3_triads": "task3"}
+
+
+def measure(folder: Path, skip: frozenset = frozenset()) -> dict:
+    """Every baseline on every rated set of one generated folder (``skip``: generator sets it holds no row of,
+    :data:`SOURCE` keys, left out)."""
     sets = {}
-    for name, significant in (("rexval_mean_errors", False), ("rexval_mean_significant_errors", True)):
-        pairs = read_rexval(folder / "synthetic_rexval", significant_only=significant)
-        sets[name] = _rated(pairs, [-p.rating for p in pairs], "kendall")  # fewer errors is better
-    t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
-    t2_train = read_rate_eval_task2(folder / "synthetic_rate_eval", "train")
-    sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall", t2_train, [p.rating for p in t2_train])
+    if "rexval" not in skip:
+        for name, significant in (("rexval_mean_errors", False), ("rexval_mean_significant_errors", True)):
+            pairs = read_rexval(folder / "synthetic_rexval", significant_only=significant)
+            sets[name] = _rated(pairs, [-p.rating for p in pairs], "kendall")  # fewer errors is better
+    if "task2" not in skip:
+        t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
+        t2_train = read_rate_eval_task2(folder / "synthetic_rate_eval", "train")
+        sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall", t2_train, [p.rating for p in t2_train])
+    return {**sets, **_measure_rest(folder, skip)}
+
+
+def _measure_rest(folder: Path, skip: frozenset) -> dict:
+    sets = {}
+    if "er2" in skip:
+        return {**sets, **_measure_bleurt_task3(folder, skip)}
     er2_all = read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
     er2 = [p for p in er2_all if p.meta.get("split") == "test"]
     er2_train = [p for p in er2_all if p.meta.get("split") == "train"]  # dev rows are not fitted on
@@ -120,10 +136,24 @@ def measure(folder: Path) -> dict:
         [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
         ([p.reference for p in train_pairs], [p.accepted.candidate for p in train_pairs],
          [p.rejected.candidate for p in train_pairs]))}
+    return {**sets, **_measure_bleurt_task3(folder, skip)}
+
+
+def _measure_bleurt_task3(folder: Path, skip: frozenset) -> dict:
+    sets = {}
+    if "bleurt" in skip:
+        return {**sets, **_measure_task3(folder, skip)}
     bl_all = read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
     bl = [r for r in bl_all if r.meta.get("split") == "test"]
     bl_train = [r for r in bl_all if r.meta.get("split") == "train"]
     sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson", bl_train, [r.rating for r in bl_train])
+    return {**sets, **_measure_task3(folder, skip)}
+
+
+def _measure_task3(folder: Path, skip: frozenset) -> dict:
+    sets = {}
+    if "task3" in skip:
+        return sets
     triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
     sets["task3_triads"] = {"statistic": "accuracy", **_paired(
         [t.original for t in triads], [t.synonym for t in triads], [t.opposite for t in triads])}
@@ -139,7 +169,10 @@ def measure_folders(folders: list[Path], out: Path) -> None:
             raise SystemExit(f"{folder}: no generator_synthetic.json (not a python -m data synth folder)")
         t0 = time.perf_counter()
         notes[folder.name] = json.loads(note.read_text())
-        runs[folder.name] = measure(folder)
+        sizes = notes[folder.name].get("sizes") or {}
+        skip = frozenset(k for k in set(SOURCE.values()) if sizes.get(k) == 0)
+        runs[folder.name] = measure(folder, skip)
+        notes[folder.name] = {**notes[folder.name], "not_generated": sorted(skip)}  # sizes 0: no set to measure
         print(f"{folder}: measured in {time.perf_counter() - t0:.0f} s", flush=True)
     print("\nSYNTHETIC sets (one generated folder each)")
     print(f"| folder | set | statistic | n | {' | '.join(COLUMNS)} |")
