@@ -107,7 +107,7 @@ SOURCE = {"rexval_mean_errors": "rexval", "rexval_mean_significant_errors": "rex
 
 def measure(folder: Path, skip: frozenset = frozenset()) -> dict:
     """Every baseline on every rated set of one generated folder (``skip``: generator sets it holds no row of,
-    :data:`SOURCE` keys, left out)."""
+    :data:`SOURCE` values, left out)."""
     sets = {}
     if "rexval" not in skip:
         for name, significant in (("rexval_mean_errors", False), ("rexval_mean_significant_errors", True)):
@@ -117,46 +117,28 @@ def measure(folder: Path, skip: frozenset = frozenset()) -> dict:
         t2 = read_rate_eval_task2(folder / "synthetic_rate_eval", "test")
         t2_train = read_rate_eval_task2(folder / "synthetic_rate_eval", "train")
         sets["task2_test"] = _rated(t2, [p.rating for p in t2], "kendall", t2_train, [p.rating for p in t2_train])
-    return {**sets, **_measure_rest(folder, skip)}
-
-
-def _measure_rest(folder: Path, skip: frozenset) -> dict:
-    sets = {}
-    if "er2" in skip:
-        return {**sets, **_measure_bleurt_task3(folder, skip)}
-    er2_all = read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
-    er2 = [p for p in er2_all if p.meta.get("split") == "test"]
-    er2_train = [p for p in er2_all if p.meta.get("split") == "train"]  # dev rows are not fitted on
-    sets["er2_radcliq_test_total"] = _rated(er2, [-p.total for p in er2], "kendall", er2_train,
-                                            [-p.total for p in er2_train])
-    # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule)
-    pairs, _ = pair_er2_rows(er2)
-    train_pairs, _ = pair_er2_rows(er2_train)
-    sets["er2_radcliq_test_pair_accuracy"] = {"statistic": "pair accuracy", **_paired(
-        [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
-        ([p.reference for p in train_pairs], [p.accepted.candidate for p in train_pairs],
-         [p.rejected.candidate for p in train_pairs]))}
-    return {**sets, **_measure_bleurt_task3(folder, skip)}
-
-
-def _measure_bleurt_task3(folder: Path, skip: frozenset) -> dict:
-    sets = {}
-    if "bleurt" in skip:
-        return {**sets, **_measure_task3(folder, skip)}
-    bl_all = read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
-    bl = [r for r in bl_all if r.meta.get("split") == "test"]
-    bl_train = [r for r in bl_all if r.meta.get("split") == "train"]
-    sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson", bl_train, [r.rating for r in bl_train])
-    return {**sets, **_measure_task3(folder, skip)}
-
-
-def _measure_task3(folder: Path, skip: frozenset) -> dict:
-    sets = {}
-    if "task3" in skip:
-        return sets
-    triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
-    sets["task3_triads"] = {"statistic": "accuracy", **_paired(
-        [t.original for t in triads], [t.synonym for t in triads], [t.opposite for t in triads])}
+    if "er2" not in skip:
+        er2_all = read_er2_jsonl(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
+        er2 = [p for p in er2_all if p.meta.get("split") == "test"]
+        er2_train = [p for p in er2_all if p.meta.get("split") == "train"]  # dev rows are not fitted on
+        sets["er2_radcliq_test_total"] = _rated(er2, [-p.total for p in er2], "kendall", er2_train,
+                                                [-p.total for p in er2_train])
+        # the pairs the ER² model's test pair accuracy is taken on (SPEC §3.2 pairing rule)
+        pairs, _ = pair_er2_rows(er2)
+        train_pairs, _ = pair_er2_rows(er2_train)
+        sets["er2_radcliq_test_pair_accuracy"] = {"statistic": "pair accuracy", **_paired(
+            [p.reference for p in pairs], [p.accepted.candidate for p in pairs], [p.rejected.candidate for p in pairs],
+            ([p.reference for p in train_pairs], [p.accepted.candidate for p in train_pairs],
+             [p.rejected.candidate for p in train_pairs]))}
+    if "bleurt" not in skip:
+        bl_all = read_bleurt_jsonl(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
+        bl = [r for r in bl_all if r.meta.get("split") == "test"]
+        bl_train = [r for r in bl_all if r.meta.get("split") == "train"]
+        sets["bleurt_test"] = _rated(bl, [r.rating for r in bl], "pearson", bl_train, [r.rating for r in bl_train])
+    if "task3" not in skip:
+        triads = read_rate_eval_task3(folder / "synthetic_rate_eval")
+        sets["task3_triads"] = {"statistic": "accuracy", **_paired(
+            [t.original for t in triads], [t.synonym for t in triads], [t.opposite for t in triads])}
     return sets
 
 

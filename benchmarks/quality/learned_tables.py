@@ -265,7 +265,7 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
     (``<session>/curve/runs/*``, runs 3 and 4 of benchmarks/gpu/gpu_session.sh; a CPU rehearsal's fits, on
     a few batches, are left out), their shallow-learner column fitted here first
     (:func:`learning_curve.fill_shallow`, on the same sets)."""
-    from learning_curve import device_label, fill_shallow
+    from learning_curve import device_label, fill_shallow, session_fit
 
     device = device_label(session)
     runs = sorted((session / "curve" / "runs").glob("*/run.json"))
@@ -274,8 +274,8 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
     memo: dict = {}
     out: dict[str, dict[str, list[dict]]] = {}
     for run_json in runs:
-        record = json.loads(run_json.read_text())
         folder = run_json.parent
+        record, metric, set_name = session_fit(folder)
         if not record.get("finished") or record.get("limit_batches"):
             why = "a rehearsal on a few batches" if record.get("limit_batches") else f"rc {record.get('returncode')}"
             print(f"{folder.name}: not in the tables ({why})", flush=True)
@@ -284,9 +284,8 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
             print(f"{folder.name}: no test_predictions.jsonl, not in the tables", flush=True)
             continue
         fill_shallow(folder, session, sets, memo)
-        metric = record.get("metric") or record["name"].split(f"_{record['set']}_seed")[0]
         short = device.removeprefix("cuda:").replace("NVIDIA ", "")
-        out.setdefault(gpu_side(record["set"]), {}).setdefault(metric, []).append(
+        out.setdefault(gpu_side(set_name), {}).setdefault(metric, []).append(
             {"label": f"seed {record['seed']}, {short}" + (", diff-marked candidates" if record.get("variant") else ""),
              "run": folder,
              "command": f"{record['command']}  # on {device}, benchmarks/gpu/gpu_session.sh run 3/4",

@@ -330,6 +330,13 @@ def shallow_on_set(metric: str, cfg: dict, folder: Path, stored: dict, cache_pat
     return got
 
 
+def session_fit(folder: Path) -> tuple[dict, str, str]:
+    """``(run.json record, metric, set name)`` of one fit of a GPU session's curve (``<session>/curve/runs/<name>``)."""
+    record = json.loads((folder / "run.json").read_text())
+    set_name = record["set"]
+    return record, record.get("metric") or record["name"].split(f"_{set_name}_seed")[0], set_name
+
+
 #: beside a session fit's ``test_predictions.jsonl`` (the machine's, left as it came): the shallow learner's
 #: per-row test scores, fitted here on the same set (the fit ran with ``--test_baselines false``)
 SHALLOW_ROWS = "test_predictions.shallow.jsonl"
@@ -362,9 +369,7 @@ def fill_shallow(folder: Path, session: Path, sets: Path, memo: dict | None = No
         raise SystemExit(f"{predictions}: no row")
     if SHALLOW in lines[0].get("baselines", {}):
         return None
-    record = json.loads((folder / "run.json").read_text())
-    name, set_name = record["name"], record["set"]
-    metric = record.get("metric") or name.split(f"_{set_name}_seed")[0]
+    _, metric, set_name = session_fit(folder)
     stored = json.loads((session / "curve" / "sets" / f"{set_name}.json").read_text())
     memo = {} if memo is None else memo
     key = (metric, set_name, json.dumps(stored, sort_keys=True))
@@ -391,10 +396,8 @@ def fill_shallow(folder: Path, session: Path, sets: Path, memo: dict | None = No
 
 def gpu_session_point(folder: Path, session: Path, sets: Path, cache_path: Path, label: str) -> tuple[str, int, str, dict]:
     """One fit of a session (its folder under ``<session>/curve/runs``): ``(metric, seed, key, point)``."""
-    record = json.loads((folder / "run.json").read_text())
-    name, set_name = record["name"], record["set"]
-    metric = record.get("metric") or name.split(f"_{set_name}_seed")[0]
-    seed = int(record.get("seed") or name.rsplit("_seed", 1)[1])
+    record, metric, set_name = session_fit(folder)
+    seed = int(record.get("seed") or record["name"].rsplit("_seed", 1)[1])
     if metric not in METRICS:
         raise SystemExit(f"{folder}/run.json: metric {metric!r} is not one of {sorted(METRICS)}")
     _, _, stats, monitor = METRICS[metric]
