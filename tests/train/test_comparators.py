@@ -144,6 +144,33 @@ def test_chexbert_and_semb_run_end_to_end_on_a_tiny_random_labeller(radeval_here
     assert acc[0] == 1.0 and acc[3] == 1.0 and cos[0] == pytest.approx(1.0, abs=1e-5)  # identical reports
 
 
+def test_green_runs_end_to_end_on_a_llama2_standin(radeval_here, monkeypatch):
+    """GREEN's own pipeline (prompt, chat template, generate, decode, clean, parse) on the stand-in:
+    the prompt is cut off the output at GREEN's chat marker, so the answer left is the model's own."""
+    from transformers import AutoTokenizer
+
+    from radeval.metrics.green_score import green as target
+    from train.rehearsal.comparators import CHAT_MARKERS, green_standin
+
+    answers, prompts = [], []
+    real_response = target.GREEN.get_response
+
+    def spy(self, batch):
+        prompts.extend(batch["prompt"])
+        answers.extend(real_response(self, batch))
+        return answers[-len(batch["prompt"]):]
+
+    monkeypatch.setattr(target.GREEN, "get_response", spy)
+    with green_standin(radeval_here / "standin") as folder:
+        scores = radeval_metrics.score("green", REFS, CANDS)
+    assert scores.tolist() == [0.0] * len(REFS)  # RadEval's GREEN of an empty analysis
+    assert answers == [""] * len(REFS)  # the end-of-sequence token at once, the prompt cut off
+    assert all(ref in p and cand in p for p, ref, cand in zip(prompts, REFS, CANDS))
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert type(tokenizer).__name__.startswith("LlamaTokenizer")
+    assert all(len(tokenizer(m, add_special_tokens=False).input_ids) == 1 for m in CHAT_MARKERS)
+
+
 def test_the_rehearsal_rule_no_longer_counts_not_in_this_project(monkeypatch):
     from train.rehearsal.rehearse import stage_ok, row_status
 
