@@ -34,8 +34,10 @@ $(STAMP): pyproject.toml Makefile
 	# appends it to sys.path): its declared dependencies pin medspacy (numpy<2), which would break
 	# this environment, and its wheel installs a top-level `tests` package that would shadow ours.
 	# The parts the adapter uses (metric base class, registry, RadEval, make_reward_fn) import only
-	# what is already here.
-	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/radeval-lib "radeval==2.2.1"
+	# what is already here, and RadGraph's vendored code (the comparators' rehearsal) the four packages
+	# named beside it (RadEval declares them; h5py is imported by the vendored AllenNLP's ELMo).
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/radeval-lib "radeval==2.2.1" \
+		"dotmap==1.3.30" "jsonpickle==4.1.4" "appdirs==1.4.4" "h5py==3.16.0"
 	touch $(STAMP)
 
 # Two pytest-xdist workers, handed one file at a time, longest first (tests/conftest.py); each

@@ -171,6 +171,50 @@ def test_green_runs_end_to_end_on_a_llama2_standin(radeval_here, monkeypatch):
     assert all(len(tokenizer(m, add_special_tokens=False).input_ids) == 1 for m in CHAT_MARKERS)
 
 
+def test_radgraph_and_radcliq_run_end_to_end_on_a_radgraph_archive_built_here(radeval_here):
+    """RadEval's vendored RadGraph (DyGIE on AllenNLP) loads the archive the stand-in writes where
+    RadEval extracts one, and RadCliQ-v1 combines it with CheXbert, BERTScore and BLEU-2."""
+    import json
+
+    from train.rehearsal.comparators import RADGRAPH_ENTITIES, radcliq_standin, radgraph_standin
+
+    same = [i for i, (r, c) in enumerate(zip(REFS, CANDS)) if r == c]
+    other = [i for i in range(len(REFS)) if i not in same]
+    with radgraph_standin(radeval_here / "standin") as cache:
+        f1 = radeval_metrics.score("radgraph", REFS, CANDS)
+        from radeval.metrics.radgraph import RadGraph
+
+        graph = RadGraph(model_type="radgraph-xl")(["Small left pleural effusion."])
+    assert f1.shape == (len(REFS),) and np.all((f1 >= 0) & (f1 <= 1))
+    assert f1[same].tolist() == [1.0] * len(same)  # a report's graph against itself
+    labels = {e["label"] for e in graph["0"]["entities"].values()}
+    assert labels <= set(RADGRAPH_ENTITIES) and graph["0"]["text"] == "Small left pleural effusion ."
+    assert json.loads((cache / "radgraph-xl" / "config.json").read_text())["model"]["type"] == "dygie"
+
+    with radcliq_standin(radeval_here / "standin"):
+        errors = radeval_metrics.score("radcliq", REFS, CANDS)
+    assert np.all(np.isfinite(errors))
+    # every part is at its best on an identical pair: the lowest predicted error count
+    assert errors[same].max() < errors[other].min()
+
+
+def test_radevals_radgraph_imports_only_through_the_alias(radeval_here, monkeypatch):
+    """RadEval 2.2.1's vendored RadGraph imports ``RadEval…``; the wheel installs ``radeval``."""
+    import importlib
+
+    def forget():  # what earlier imports left: RadEval's RadGraph and every module of the alias
+        for name in [m for m in sys.modules if m.startswith(("radeval.metrics.radgraph", "RadEval"))]:
+            monkeypatch.delitem(sys.modules, name)
+
+    forget()
+    if importlib.util.find_spec("RadEval") is None:  # a case-sensitive file system, as here
+        with pytest.raises(ModuleNotFoundError, match="RadEval"):
+            importlib.import_module("radeval.metrics.radgraph")
+        forget()
+    assert radeval_metrics.load("radgraph").__name__ == "RadGraphMetric"
+    assert "radeval.metrics.radgraph" in sys.modules
+
+
 def test_the_rehearsal_rule_no_longer_counts_not_in_this_project(monkeypatch):
     from train.rehearsal.rehearse import stage_ok, row_status
 

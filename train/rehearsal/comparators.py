@@ -17,11 +17,21 @@ not discover an import or API error:
   lmsys/vicuna-7b-v1.5: LlamaForCausalLM, SentencePiece-BPE LlamaTokenizer), its weights set so that
   its greedy answer is the end-of-sequence token at once (a random model would generate to GREEN's
   2,048 tokens: minutes on a CPU). The two Hub loads of RadEval's GREEN module are replaced for the
-  stage's duration, nothing else; the answer is empty, so each pair's GREEN is RadEval's score of an
-  empty analysis (0);
-- ``radgraph``, ``radcliq``: RadEval's class imported through its registry and the method the
-  adapter calls checked (their model, a RadGraph archive in the vendored DyGIE/AllenNLP format, has no
-  stand-in here).
+  stage's duration, nothing else. GREEN's chat markers are tokens of the stand-in's tokenizer (its
+  sample-corpus vocabulary cannot spell them), so RadEval cuts the prompt off the decoded output as
+  with the real model; the answer left is empty and each pair's GREEN is RadEval's score of an empty
+  analysis (0);
+- ``radgraph``: RadEval's ``RadGraphMetric`` end to end (its vendored DyGIE/AllenNLP RadGraph:
+  tokenisation, span enumeration, NER and relation decoding, the F1 of the two graphs) on a RadGraph
+  archive built here as RadEval extracts one (``config.json``, the AllenNLP ``vocabulary/`` with
+  RadGraph's entity and relation labels, ``weights.th`` of a DyGIE model made by RadEval's own classes
+  on a tiny random BERT with the MiniLM vocabulary), RadEval's cache folder pointed at it;
+- ``radcliq``: RadEval's ``RadCliQ`` end to end on the RadGraph and CheXbert stand-ins and a 6-layer
+  random RoBERTa with a byte-level BPE tokenizer for its BERTScore (distilroberta-base, layer 5,
+  RadEval's rescale baseline), BLEU-2 as is.
+
+RadEval 2.2.1's RadGraph imports itself as ``RadEval…`` (the adapter's ``_alias_radeval``). The
+adapter's own device choice (CheXbert, semb) is the CPU in the stage; RadEval's classes choose theirs.
 
 Where the package is not installed the stage is ``skipped: needs a comparator's package (…)``:
 nothing of it can run, and the table rows say the same.
@@ -71,19 +81,11 @@ def rehearse_comparator(name: str, workdir: Path) -> None:
         return
     if not module.importable():
         raise StageSkipped(f"skipped: needs a comparator's package ({module.INSTALL})")
-    loaded = module.load(name)  # an ImportError here is a failure: the package is installed
-    if name in ("chexbert", "semb"):
-        with chexbert_standin(Path(workdir)):
-            with mock.patch.object(module, "_device", lambda: "cpu"):
-                _check_scores(name, module.score(name, refs, cands), len(refs))
-        return
-    if name == "green":
-        with green_standin(Path(workdir)):
-            _check_scores(name, module.score(name, refs, cands), len(refs))
-        return
-    if not callable(getattr(loaded, "compute", None)):
-        raise RuntimeError(f"RadEval's {module.REGISTRY_NAME[name]!r} class {loaded.__name__} has no compute() "
-                           "(the adapter calls compute(refs, hyps, per_sample=True))")
+    module.load(name)  # an ImportError here is a failure: the package is installed
+    standin = {"chexbert": chexbert_standin, "semb": chexbert_standin, "green": green_standin,
+               "radgraph": radgraph_standin, "radcliq": radcliq_standin}[name]
+    with standin(Path(workdir)), mock.patch.object(module, "_device", lambda: "cpu"):
+        _check_scores(name, module.score(name, refs, cands), len(refs))
 
 
 @contextlib.contextmanager
@@ -160,6 +162,16 @@ def build_green_standin(folder: Path) -> Path:
     return folder
 
 
+def _redirect(auto_class, folder: Path):
+    """A stand-in for ``auto_class`` in a RadEval module: ``from_pretrained(<any id>, **kwargs)``
+    loads ``folder`` with the keyword arguments RadEval passes."""
+    class _Loader:
+        @staticmethod
+        def from_pretrained(_model_id, *args, **kwargs):
+            return auto_class.from_pretrained(folder, *args, **kwargs)
+    return _Loader
+
+
 @contextlib.contextmanager
 def green_standin(workdir: Path):
     """RadEval's GREEN loads (StanfordAIMI/GREEN-radllama2-7b, model and tokenizer) answered by
@@ -170,13 +182,128 @@ def green_standin(workdir: Path):
 
     folder = build_green_standin(Path(workdir) / "green-standin")
 
-    def redirect(cls):
-        class _Loader:
-            @staticmethod
-            def from_pretrained(_model_id, *args, **kwargs):
-                return cls.from_pretrained(folder, *args, **kwargs)
-        return _Loader
-
-    with mock.patch.object(target, "AutoModelForCausalLM", redirect(transformers.AutoModelForCausalLM)), \
-            mock.patch.object(target, "AutoTokenizer", redirect(transformers.AutoTokenizer)):
+    with mock.patch.object(target, "AutoModelForCausalLM", _redirect(transformers.AutoModelForCausalLM, folder)), \
+            mock.patch.object(target, "AutoTokenizer", _redirect(transformers.AutoTokenizer, folder)):
         yield folder
+
+
+RADGRAPH_ENTITIES = ("ANAT-DP", "OBS-DP", "OBS-U", "OBS-DA")  # RadGraph's entity types
+RADGRAPH_RELATIONS = ("modify", "located_at", "suggestive_of")  # and its relation types
+
+
+def _dygie_config(bert_folder: Path, max_span_width: int = 8) -> dict:
+    """A DyGIE++ config as RadGraph's archives hold it (the fields RadEval's loader reads), with
+    small dimensions; the embedder and the token indexer name ``bert_folder``."""
+    bert = {"type": "pretrained_transformer_mismatched", "model_name": str(bert_folder), "max_length": 512}
+    return {
+        "dataset_reader": {"type": "dygie", "max_span_width": max_span_width, "token_indexers": {"bert": bert}},
+        "model": {
+            "type": "dygie",
+            "embedder": {"token_embedders": {"bert": bert}},
+            "initializer": {}, "module_initializer": {},
+            "feature_size": 8, "max_span_width": max_span_width, "target_task": "relation",
+            "feedforward_params": {"num_layers": 2, "hidden_dims": 16, "dropout": 0.0},
+            "loss_weights": {"ner": 0.2, "relation": 1.0, "coref": 0.0, "events": 0.0},
+            "modules": {"coref": {"spans_per_word": 0.3, "max_antecedents": 10, "coref_prop": 0},
+                        "ner": {}, "relation": {"spans_per_word": 0.5},
+                        "events": {"trigger_spans_per_word": 0.3, "argument_spans_per_word": 0.8,
+                                   "loss_weights": {"trigger": 0.2, "arguments": 1.0}}},
+        },
+    }
+
+
+def build_radgraph_standin(cache: Path, model_type: str, seed: int = 0) -> Path:
+    """``<cache>/<model_type>/`` as RadEval extracts a RadGraph archive there (``config.json``, an
+    AllenNLP ``vocabulary/`` and ``weights.th``): a DyGIE model built by RadEval's own vendored
+    classes on a tiny random BERT (the packaged MiniLM's uncased vocabulary), random seeded weights."""
+    import json
+
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    from radscore.models import PACKAGED_MINILM, resolve_model_path
+
+    folder = Path(cache) / model_type
+    if (folder / "weights.th").is_file():
+        return folder
+    bert_folder = Path(cache) / f"{model_type}-bert"
+    tokenizer = BertTokenizer.from_pretrained(resolve_model_path(PACKAGED_MINILM))
+    torch.manual_seed(seed)
+    BertModel(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, intermediate_size=64)).save_pretrained(bert_folder)
+    tokenizer.save_pretrained(bert_folder)
+    vocabulary = folder / "vocabulary"
+    vocabulary.mkdir(parents=True, exist_ok=True)
+    (vocabulary / "non_padded_namespaces.txt").write_text("*tags\n*labels\n")
+    (vocabulary / f"{model_type}__ner_labels.txt").write_text("\n".join(("", *RADGRAPH_ENTITIES)) + "\n")
+    (vocabulary / f"{model_type}__relation_labels.txt").write_text("\n".join(RADGRAPH_RELATIONS) + "\n")
+    config = _dygie_config(bert_folder)
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+
+    from radeval.metrics.radgraph._vendor import core
+
+    vocab = core.Vocabulary.from_files(str(vocabulary))
+    embedder = core.text_field_embedders.BasicTextFieldEmbedder(
+        {"bert": core.token_embedders.PretrainedTransformerMismatchedEmbedder(model_name=str(bert_folder),
+                                                                              max_length=512)})
+    model_args = {k: v for k, v in config["model"].items()
+                  if k not in ("type", "embedder", "initializer", "module_initializer")}
+    torch.manual_seed(seed)
+    model = core.dygie.DyGIE(vocab=vocab, embedder=embedder, **model_args)
+    torch.save(model.state_dict(), folder / "weights.th")
+    return folder
+
+
+@contextlib.contextmanager
+def radgraph_standin(workdir: Path):
+    """RadEval's RadGraph cache (``radgraph`` and ``radgraph-xl``, which it would download from
+    StanfordAIMI/RRG_scorers and extract) pointed at :func:`build_radgraph_standin`'s folders."""
+    from train.evaluation.comparators.radeval_metrics import _alias_radeval
+
+    _alias_radeval()
+    from radeval.metrics.radgraph._vendor import core
+
+    cache = Path(workdir) / "radgraph-cache"
+    for model_type in ("radgraph", "radgraph-xl"):
+        build_radgraph_standin(cache, model_type)
+    with mock.patch.object(core, "CACHE_DIR", str(cache)):
+        yield cache
+
+
+def build_roberta_standin(folder: Path) -> Path:
+    """The rehearsal's distilroberta-base stand-in (byte-level BPE RobertaTokenizer, RobertaModel)
+    with distilroberta-base's 6 layers, since RadCliQ-v1's BERTScore reads layer 5."""
+    import torch
+    from transformers import AutoConfig, RobertaModel
+
+    from train.rehearsal.standins import build_model
+
+    if (folder / "config.json").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    build_model("distilbert/distilroberta-base", folder)
+    config = AutoConfig.from_pretrained(folder)
+    config.num_hidden_layers = 6
+    torch.manual_seed(0)
+    RobertaModel(config).save_pretrained(folder)
+    return folder
+
+
+@contextlib.contextmanager
+def radcliq_standin(workdir: Path):
+    """RadCliQ-v1's four parts on stand-ins: RadGraph (:func:`radgraph_standin`), CheXbert
+    (:func:`chexbert_standin`), BERTScore's distilroberta-base (:func:`build_roberta_standin`, with
+    RadEval's own rescale baseline for distilroberta-base) and BLEU-2 (no model)."""
+    import transformers
+
+    from radeval.metrics.bertscore._vendor import utils as bertscore_utils
+
+    roberta = build_roberta_standin(Path(workdir) / "distilroberta-standin")
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(radgraph_standin(workdir))
+        stack.enter_context(chexbert_standin(Path(workdir)))
+        stack.enter_context(mock.patch.object(bertscore_utils, "AutoModel", _redirect(transformers.AutoModel, roberta)))
+        stack.enter_context(mock.patch.object(bertscore_utils, "AutoTokenizer",
+                                              _redirect(transformers.AutoTokenizer, roberta)))
+        yield

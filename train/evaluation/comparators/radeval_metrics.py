@@ -24,6 +24,8 @@ The models that RadGraph's archives name inside themselves are fetched by RadEva
 from __future__ import annotations
 
 import os
+import sys
+from importlib import import_module
 
 import numpy as np
 
@@ -123,9 +125,33 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+# The module each registry class imports when it is built (its own file imports nothing of it).
+BUILDS = {"radgraph": "radeval.metrics.radgraph", "radcliq": "radeval.metrics.RadCliQv1.radcliq",
+          "green": "radeval.metrics.green_score.green"}
+
+
+def _alias_radeval() -> None:
+    """RadEval 2.2.1's vendored RadGraph (``radeval/metrics/radgraph/_vendor``, 201 files) imports
+    itself as ``RadEval.metrics.radgraph._vendor…`` while its wheel installs the package ``radeval``:
+    on a case-sensitive file system (Linux) that import fails, so RadGraph F1 and RadCliQ-v1 cannot
+    be built at all (found by the rehearsal's RadGraph stand-in). Where ``RadEval`` does not import,
+    the name is bound to the installed ``radeval`` package; a release that fixes it imports as is."""
+    if "RadEval" in sys.modules:
+        return
+    try:
+        import_module("RadEval")
+    except ImportError:
+        sys.modules["RadEval"] = import_module("radeval")
+
+
 def load(name: str):
     """What :func:`score` calls for ``name``, imported (RadEval's registry class, or for ``chexbert``
-    and ``semb`` the functions behind it): the import a real run makes, without its models."""
+    and ``semb`` the functions behind it) with the modules the class imports when it is built: the
+    imports a real run makes, without its models."""
+    if name in ("radgraph", "radcliq"):
+        _alias_radeval()
+    if name in BUILDS:
+        import_module(BUILDS[name])
     if name == "semb":
         from radeval.metrics.RadCliQv1.semb_score import semantic_embedding_scores
 
