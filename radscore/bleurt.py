@@ -29,7 +29,7 @@ import torch
 from radscore.export import MANIFEST, read_manifest
 from radscore.inputs import check_reports, pair_arguments
 from radscore.scorer import Scorer
-from radscore.text import check_candidate_format, format_candidates
+from radscore.text import check_candidate_format, format_inputs
 
 
 @dataclass
@@ -87,12 +87,13 @@ def encode_pairs(tokenizer, references: list[str], candidates: list[str], max_le
     """Tokenize ``(reference, candidate)`` pairs with the tokenizer's pair template and apply the
     length rule of the module doc. Needs a fast tokenizer (for ``sequence_ids``). ``candidate_format``
     ``diff_marked`` (an opt-in, :func:`radscore.text.mark_differences`) marks the candidate's differences
-    from its reference before tokenizing; ``plain`` (default) is ClinicalBLEURT's input."""
+    from its reference before tokenizing, ``diff_only`` (opt-in) pairs an empty reference with the marked
+    candidate; ``plain`` (default) is ClinicalBLEURT's input."""
     if len(references) != len(candidates):
         raise ValueError(f"{len(references)} references but {len(candidates)} candidates")
     if not references:
         return []
-    candidates = format_candidates(candidate_format, references, candidates)
+    references, candidates = format_inputs(candidate_format, references, candidates)
     enc = tokenizer(references, candidates, add_special_tokens=True, truncation=False,
                     return_token_type_ids=True, verbose=False)
     if not hasattr(enc, "sequence_ids"):

@@ -41,7 +41,7 @@ from torch import nn
 from radscore.optional import require
 from radscore.models import resolve_model_path
 from radscore.systems import ScoringSystem, load_system
-from radscore.text import check_candidate_format, format_candidates
+from radscore.text import check_candidate_format, format_inputs
 
 log = logging.getLogger(__name__)
 
@@ -153,9 +153,10 @@ def encode_prompts(tokenizer, template: str, max_length: int, references: Sequen
                    candidates: Sequence[str], candidate_format: str = "plain") -> tuple[list[list[int]], PromptCuts]:
     """Token ids of each (reference, candidate) prompt, at most ``max_length`` (see the module
     doc for the rule), and what was cut. ``candidate_format`` (:data:`radscore.text.CANDIDATE_FORMATS`):
-    ``plain``, the papers' input, or ``diff_marked``, the candidate with its differences from the
-    reference marked (:func:`radscore.text.mark_differences`) before it goes into the template."""
-    candidates = format_candidates(candidate_format, references, candidates)
+    ``plain``, the papers' input, ``diff_marked``, the candidate with its differences from the
+    reference marked (:func:`radscore.text.mark_differences`) before it goes into the template, or
+    ``diff_only``, the marked candidate with the template's reference left empty."""
+    references, candidates = format_inputs(candidate_format, references, candidates)
     prompts = [format_prompt(template, r, c) for r, c in zip(references, candidates)]
     ids = [list(x) for x in tokenizer(prompts, truncation=False, verbose=False)["input_ids"]]
     cuts = PromptCuts()

@@ -41,7 +41,9 @@ def clean_sentences(sentences) -> list[str]:
 # --- the candidate's input format (an opt-in of the learned metrics; "plain" is the papers') -------------------
 #: ``plain``: the candidate as written (the papers' input). ``diff_marked``: the candidate with its differences
 #: from the reference marked (:func:`mark_differences`), so that a small cross-encoder need not find the edit itself.
-CANDIDATE_FORMATS = ("plain", "diff_marked")
+#: ``diff_only``: the marked candidate alone, the reference's place left empty: the marked text holds every word of
+#: both reports once (shared runs once, deleted and inserted runs marked), so the input is about half as long.
+CANDIDATE_FORMATS = ("plain", "diff_marked", "diff_only")
 DELETED = ("[-", "-]")
 INSERTED = ("[+", "+]")
 
@@ -74,8 +76,9 @@ def check_candidate_format(candidate_format: str) -> str:
     return candidate_format
 
 
-def format_candidates(candidate_format: str, references, candidates) -> list[str]:
-    """The candidates as the model reads them in ``candidate_format`` (:data:`CANDIDATE_FORMATS`)."""
+def format_inputs(candidate_format: str, references, candidates) -> tuple[list[str], list[str]]:
+    """The (references, candidates) as the model reads them in ``candidate_format`` (:data:`CANDIDATE_FORMATS`)."""
     if check_candidate_format(candidate_format) == "plain":
-        return list(candidates)
-    return [mark_differences(r, c) for r, c in zip(references, candidates)]
+        return list(references), list(candidates)
+    marked = [mark_differences(r, c) for r, c in zip(references, candidates)]
+    return ([""] * len(marked) if candidate_format == "diff_only" else list(references)), marked

@@ -11,7 +11,7 @@ import torch
 
 import radscore
 from radscore.reward_model import encode_prompts
-from radscore.text import CANDIDATE_FORMATS, format_candidates, mark_differences
+from radscore.text import CANDIDATE_FORMATS, format_inputs, mark_differences
 from radscore.systems import RADCLIQ
 
 
@@ -34,10 +34,11 @@ def test_each_kind_of_edit_is_marked_where_it_happens():
 def test_plain_is_the_default_and_untouched_and_an_unknown_format_is_refused():
     refs, cands = ["a b c", "x"], ["a  b d", "x"]
     assert CANDIDATE_FORMATS[0] == "plain"
-    assert format_candidates("plain", refs, cands) == cands
-    assert format_candidates("diff_marked", refs, cands) == ["a b [- c -] [+ d +]", "x"]
+    assert format_inputs("plain", refs, cands) == (refs, cands)
+    assert format_inputs("diff_marked", refs, cands) == (refs, ["a b [- c -] [+ d +]", "x"])
+    assert format_inputs("diff_only", refs, cands) == (["", ""], ["a b [- c -] [+ d +]", "x"])
     with pytest.raises(ValueError, match="candidate_format='marked'; expected one of"):
-        format_candidates("marked", refs, cands)
+        format_inputs("marked", refs, cands)
 
 
 def test_a_diff_marked_reward_export_is_scored_on_marked_prompts(tiny_backbone, tmp_path):
@@ -64,3 +65,29 @@ def test_a_diff_marked_reward_export_is_scored_on_marked_prompts(tiny_backbone, 
     del cfg["candidate_format"]
     (tmp_path / "m" / "reward_model.json").write_text(json.dumps(cfg))
     assert radscore.ER2Score(tmp_path / "m", progress=False).model.candidate_format == "plain"
+
+
+def test_diff_only_leaves_the_reference_out_of_the_prompt_and_the_pair(tiny_backbone, tmp_path):
+    """``diff_only``: the marked candidate alone (every word of both reports once), the reference's
+    place empty, in the reward prompt and in ClinicalBLEURT's pair; shorter than ``diff_marked``."""
+    from transformers import AutoTokenizer
+
+    from radscore.bleurt import encode_pairs
+    from train.rehearsal.tiny import build_tiny_reward_export
+
+    refs = ["Small right pleural effusion. Heart size is normal.", "Normal chest."]
+    cands = ["No pleural effusion. Heart size is normal.", "Normal chest."]
+    model = build_tiny_reward_export(tmp_path / "m", tiny_backbone, RADCLIQ, candidate_format="diff_only")
+    only_ids, _ = model.encode(refs, cands)
+    marked_ids, _ = encode_prompts(model.tokenizer, model.prompt_template, model.max_length, refs, cands,
+                                   "diff_marked")
+    for k in range(len(refs)):
+        assert only_ids[k] == model.tokenizer(model.prompt_template.format(
+            reference="", candidate=mark_differences(refs[k], cands[k])))["input_ids"]
+        assert len(only_ids[k]) < len(marked_ids[k])
+    assert radscore.ER2Score(tmp_path / "m", progress=False).model.candidate_format == "diff_only"
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_backbone)
+    pairs = encode_pairs(tokenizer, refs, cands, 128, "diff_only")
+    expected = tokenizer([""] * 2, [mark_differences(r, c) for r, c in zip(refs, cands)])["input_ids"]
+    assert [list(p.input_ids) for p in pairs] == expected

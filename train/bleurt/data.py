@@ -109,7 +109,7 @@ class BleurtDataModule(pl.LightningDataModule):
                  prefer: Literal["counts", "score"] = "counts", backbone: str = PACKAGED_MINILM,
                  max_length: int = 512, batch_size: int = 16, eval_batch_size: int = 64,
                  num_workers: int = 0, group_by_length: bool = True, train_fraction: float = 1.0,
-                 train_fraction_seed: int = 0, candidate_format: Literal["plain", "diff_marked"] = "plain"):
+                 train_fraction_seed: int = 0, candidate_format: Literal["plain", "diff_marked", "diff_only"] = "plain"):
         super().__init__()
         self.save_hyperparameters()
         if len(split_fractions) != 3 or any(f < 0 for f in split_fractions):

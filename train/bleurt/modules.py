@@ -42,15 +42,15 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
         max_length: longest pair in pieces (the data module's, linked by the CLI); longer pairs
             follow the longest-first rule of :mod:`radscore.bleurt` and are counted.
         classifier_dropout: dropout before the output layer (default: the backbone's).
-        candidate_format: ``plain`` (ClinicalBLEURT's input) or ``diff_marked`` (our opt-in: the candidate's
-            differences from the reference marked, :func:`radscore.text.mark_differences`); recorded in the
-            export's manifest, which scores with the same format. Linked into the data module.
+        candidate_format: ``plain`` (ClinicalBLEURT's input), ``diff_marked`` (our opt-in: the candidate's
+            differences from the reference marked, :func:`radscore.text.mark_differences`) or ``diff_only``
+            (our opt-in: an empty reference paired with the marked candidate); recorded in the export's manifest, which scores with the same format. Linked into the data module.
     """
 
     def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 1e-5, head_lr: float | None = None,
                  weight_decay: float = 0.01, warmup_ratio: float = 0.1, max_length: int = 512,
                  classifier_dropout: float | None = None,
-                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
+                 candidate_format: Literal["plain", "diff_marked", "diff_only"] = "plain"):
         super().__init__()
         check_candidate_format(candidate_format)
         self.save_hyperparameters()

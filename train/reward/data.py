@@ -133,7 +133,7 @@ class RewardDataModule(pl.LightningDataModule):
                  max_length: int = 512, batch_size: int = 8, eval_batch_size: int = 16, num_workers: int = 0,
                  order: Literal["random", "by_length", "by_reference"] = "by_reference",
                  cross_reference_pairs: bool = False, train_fraction: float = 1.0, train_fraction_seed: int = 0,
-                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
+                 candidate_format: Literal["plain", "diff_marked", "diff_only"] = "plain"):
         super().__init__()
         self.rows, self.val_rows, self.test_rows = rows, val_rows, test_rows
         self.val_fraction, self.test_fraction, self.split_seed = val_fraction, test_fraction, split_seed

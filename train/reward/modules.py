@@ -62,9 +62,9 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
             small backbones; checkpoints and exports then hold the whole model).
         cross_weight: weight in the loss of the pairs across references that the data module adds
             when its ``cross_reference_pairs`` is on (our opt-in; the paper's pairs weigh 1).
-        candidate_format: ``plain`` (the paper's prompt) or ``diff_marked`` (our opt-in: the candidate's
-            differences from the reference marked in the prompt, :func:`radscore.text.mark_differences`);
-            recorded in the export, which scores with the same format. Linked into the data module.
+        candidate_format: ``plain`` (the paper's prompt), ``diff_marked`` (our opt-in: the candidate's
+            differences from the reference marked in the prompt, :func:`radscore.text.mark_differences`) or
+            ``diff_only`` (our opt-in: the marked candidate, the prompt's reference left empty); recorded in the export, which scores with the same format. Linked into the data module.
     """
 
     task = TASK
@@ -80,7 +80,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
                  head_lr: float | None = None, weight_decay: float = 0.0, warmup_ratio: float = 0.1,
                  dtype: str | None = None, gradient_checkpointing: bool = False, backbone_dropout: bool = False,
                  finetune: Literal["lora", "full"] = "lora", cross_weight: float = 1.0,
-                 candidate_format: Literal["plain", "diff_marked"] = "plain"):
+                 candidate_format: Literal["plain", "diff_marked", "diff_only"] = "plain"):
         super().__init__()
         if reduction not in ("sum", "mean"):
             raise ValueError(f"reduction={reduction!r}; expected 'sum' (SPEC §3.4) or 'mean'")
