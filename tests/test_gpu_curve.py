@@ -392,3 +392,25 @@ def test_gpu_carry_run_as_a_script_finds_the_projects_packages(tmp_path):
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_fit_that_tested_then_failed_fails_the_step(tmp_path, monkeypatch, capsys):
+    """A fit that wrote its test metrics and then exited non-zero (the rehearsal of run 4 found one:
+    its per-row predictions needed nltk) is not 'ok', and the step's exit code says so."""
+    sets = tmp_path / "sets"
+    (sets / "1x").mkdir(parents=True)
+    (sets / "1x" / "generator_synthetic.json").write_text("{}")
+
+    def fit(metric, set_dir, seed, accelerator, run_dir, limit_batches=None, variant=None):
+        code = 0 if seed == 42 else 1
+        return ["-c", f"import pathlib, sys; d = pathlib.Path({str(run_dir)!r}); d.mkdir(parents=True); "
+                      f"(d / 'test_metrics.json').write_text('{{}}'); sys.exit({code})"]
+
+    monkeypatch.setattr(curve_session, "fit_command", fit)
+    argv = ["train", "--sets", str(sets), "--set", "1x", "--work", str(tmp_path / "work"), "--out",
+            str(tmp_path / "out"), "--metrics", "er2score", "--parallel", "1", "--accelerator", "cpu"]
+    assert curve_session.main(argv + ["--seeds", "42"]) == 0
+    assert curve_session.main(argv + ["--seeds", "42", "43"]) == 1
+    printed = capsys.readouterr()
+    log = printed.out + printed.err
+    assert "er2score_1x_seed42: ok (rc 0)" in log and "er2score_1x_seed43: TESTED, THEN FAILED (rc 1)" in log

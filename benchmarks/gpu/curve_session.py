@@ -154,8 +154,8 @@ def train(sets: Path, set_name: str, work: Path, out: Path, accelerator: str, se
                   "seconds": round(time.time() - t0, 1), "finished": (run_dir / "test_metrics.json").is_file()}
         collect(run_dir, out / "curve" / "runs" / name, record)
         done.append(record)
-        log(f"{name}: {'ok' if record['finished'] else 'NOT FINISHED'} (rc {record['returncode']}) "
-            f"in {record['seconds']} s")
+        state = ("ok" if record["returncode"] == 0 else "TESTED, THEN FAILED") if record["finished"] else "NOT FINISHED"
+        log(f"{name}: {state} (rc {record['returncode']}) in {record['seconds']} s")
 
     def stop(signum, frame):  # the step's timeout: keep what every fit wrote so far
         for name, (proc, run_dir, args, t0) in list(running.items()):
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
         return 0 if all(v != "FAILED" for v in got.values()) else 1
     done = train(Path(a.sets), a.set_name, Path(a.work), Path(a.out), a.accelerator, tuple(a.seeds),
                  tuple(a.metrics), a.parallel, a.limit_batches, a.variant)
-    return 0 if done and all(r["finished"] for r in done) else 1
+    return 0 if done and all(r["finished"] and r["returncode"] == 0 for r in done) else 1
 
 
 if __name__ == "__main__":

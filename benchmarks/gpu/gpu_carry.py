@@ -407,9 +407,10 @@ def make(carry: Path, python_version: str = "3.12", ner: Path | None = None, rel
 CURVE_CARRY = ROOT / "checkpoints" / "gpu_carry_curve"
 CURVE_RECORD = ROOT / "benchmarks" / "results" / "gpu_carry_curve.json"  # the curve's carry, as last made here
 #: what ``python -m train reward|bleurt fit`` imports beyond the GPU image: LightningCLI's jsonargparse with
-#: its ``signatures`` extra (found with benchmarks/gpu/gpu_image.py; the CPU rehearsal of run 3 in the image's
-#: package set passed with these alone)
-CURVE_DISTRIBUTIONS = ("jsonargparse", "docstring_parser", "typeshed_client")
+#: its ``signatures`` extra (found with benchmarks/gpu/gpu_image.py) and nltk, whose BLEU-4 the fit scores
+#: beside the model in its per-row test predictions (the CPU rehearsal of run 4 in the image's package set,
+#: 2026-11-28: every fit tested, then exited 1 on ``No module named 'nltk'`` with its predictions unwritten)
+CURVE_DISTRIBUTIONS = ("jsonargparse", "docstring_parser", "typeshed_client", "nltk")
 CURVE_MULTIPLES = (1, 2, 4, 8)  # of the default er2 and bleurt sizes
 CURVE_SETS = ROOT / "checkpoints" / "curve_sets"  # the sets, made here (the folders learning_curve.py reads)
 UNSEEN_SPLIT = ROOT / "data" / "samples" / "split_unseen.json"

@@ -116,3 +116,18 @@ def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
     assert [x["prediction"] for x in _lines(run / "test_predictions.jsonl")] == pytest.approx(pred, abs=1e-5)
     assert [p.name for p in (run / "logs").iterdir()] == ["version_0"] and (run / "test_logs").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_test_limited_to_its_first_batches_writes_the_rows_it_scored(synthetic, tiny_backbone, tmp_path):
+    """--trainer.limit_test_batches (the GPU session's CPU rehearsal): the predictions of the rows the test
+    scored, no error; without the limit every test row must have its prediction."""
+    rows = synthetic / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
+    run = tmp_path / "run"
+    assert train_main(["bleurt", "fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
+                       f"--data.train_path={rows}", f"--model.init_args.backbone={tiny_backbone}",
+                       "--model.init_args.max_length=128", "--trainer.max_epochs=1", "--trainer.limit_train_batches=2",
+                       "--data.eval_batch_size=2", "--trainer.limit_test_batches=1", "--test_baselines=false",
+                       f"--run_dir={run}", *CPU]) == 0
+    lines = _lines(run / "test_predictions.jsonl")
+    assert len(lines) == 2 and json.loads((run / "test_metrics.json").read_text())
+    assert all(SHALLOW_NAME not in x["baselines"] and set(x["baselines"]) == set(BESIDE_MODEL) for x in lines)

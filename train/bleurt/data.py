@@ -245,10 +245,12 @@ class BleurtDataModule(pl.LightningDataModule):
         return {n: {**rating_statistics(s, got["target"]), **(got["chosen"] if n == SHALLOW_NAME else {})}
                 for n, s in got["scores"].items()}
 
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True) -> list[dict]:
+    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True,
+                         scored_only: bool = False) -> list[dict]:
         """The lines of ``test_predictions.jsonl``: per row of ``split``, its id, reference group, the
         model's ``prediction``, its ``label`` (the quality target) and the baselines' scores on it
-        (:meth:`baseline_scores`)."""
+        (:meth:`baseline_scores`). A row without a prediction is an error unless ``scored_only`` (a test
+        limited to its first batches: the lines of the rows it scored)."""
         from collections import Counter
 
         got = self.baseline_scores(split, shallow)
@@ -256,11 +258,11 @@ class BleurtDataModule(pl.LightningDataModule):
         if repeated:
             raise ValueError(f"{split}: row ids must be unique for per-row predictions; repeated: {repeated[:5]}")
         missing = sorted({r.id for r in got["rows"]} - set(predictions))
-        if missing:
+        if missing and not scored_only:
             raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
         return [{"id": row.id, "group": row.group, **predictions[row.id], "label": got["target"][k],
                  "baselines": {n: float(v[k]) for n, v in got["scores"].items()}}
-                for k, row in enumerate(got["rows"])]
+                for k, row in enumerate(got["rows"]) if row.id in predictions]
 
     def collate(self, items: list[PairItem]) -> dict:
         pad = self.tokenizer.pad_token_id

@@ -237,10 +237,15 @@ class RadscoreCLI(LightningCLI):
         lines = getattr(self.datamodule, "prediction_lines", None)
         if not predictions or lines is None:
             return None
+        # a test cut short by --trainer.limit_test_batches (the GPU session's CPU rehearsal) has predictions
+        # for its first batches only: the file then holds those rows, as the test metrics cover only them
+        limit = getattr(self.trainer, "limit_test_batches", 1.0)
+        partial = not (isinstance(limit, float) and limit == 1.0)
+        rows = lines(predictions, "test", shallow, scored_only=partial)  # all before the file: a failure leaves none
         run.path.mkdir(parents=True, exist_ok=True)
         path = run.test_predictions
         with path.open("w", encoding="utf-8") as f:
-            for line in lines(predictions, "test", shallow):
+            for line in rows:
                 f.write(json.dumps(line) + "\n")
         print(f"per-row test predictions: {path}", flush=True)
         return path

@@ -287,17 +287,21 @@ class RewardDataModule(pl.LightningDataModule):
                          **(got["chosen"] if name == SHALLOW_NAME else {})}
         return out
 
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True) -> list[dict]:
+    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True,
+                         scored_only: bool = False) -> list[dict]:
         """The lines of ``test_predictions.jsonl``: per row of ``split`` that the model scored, its id,
         reference group, the model's ``reward_total`` and per-item ``rewards``, the labels in internal
         (higher-is-better) units (``label_total``, ``label_subscores``) and in the system's own
-        (``label_total_native``), and the baselines' scores on it (:meth:`baseline_scores`)."""
+        (``label_total_native``), and the baselines' scores on it (:meth:`baseline_scores`). A row without
+        a prediction is an error unless ``scored_only`` (a test limited to its first batches)."""
         got = self.baseline_scores(split, shallow)
         missing = sorted({r.id for r in got["rows"]} - set(predictions))
-        if missing:
+        if missing and not scored_only:
             raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
         s, out = self.system, []
         for k, row in enumerate(got["rows"]):
+            if row.id not in predictions:
+                continue
             out.append({"id": row.id, "group": row.group, **predictions[row.id],
                         "label_total": got["target"][k],
                         "label_subscores": dict(zip(s.items, s.to_internal(row.subscores))),
