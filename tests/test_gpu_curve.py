@@ -49,9 +49,11 @@ def test_the_dry_run_lists_run_3s_and_run_4s_steps_in_order_of_value(tmp_path):
     assert "memory-probe" not in three and "train rehearse" not in three and "bench_" not in three
     four = _dry(tmp_path / "4", "4")
     steps = [line.split("step ", 1)[1].split(" ", 1)[0] for line in four.splitlines() if "] step curve_" in line]
-    assert steps == ["curve_sets", "curve_8x", "curve_1x_marked"]  # then the 1x set with diff-marked candidates
+    # then the 1x set with diff-marked candidates, then with the marked candidate alone
+    assert steps == ["curve_sets", "curve_8x", "curve_1x_marked", "curve_1x_only"]
     assert "sets --archive" in four and "--out " in four and four.count(" 8x 1x\n") == 1  # each set unpacked once
-    assert "--set 8x --work" in four and "--set 1x --work" in four and four.count("--variant marked") == 1
+    assert "--set 8x --work" in four and four.count("--set 1x --work") == 2
+    assert four.count("--variant marked") == 1 and four.count("--variant only") == 1
     rehearsal = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, cwd=tmp_path, timeout=60,
                                env={**os.environ, "GPU_SESSION_DRY": "1", "GPU_SESSION_RUN": "3",
                                     "OUT": str(tmp_path / "o"), "CURVE_LIMIT_BATCHES": "3"}).stdout
@@ -263,13 +265,15 @@ def test_a_session_is_merged_beside_the_cpu_points(tmp_path, tiny_sets, monkeypa
     # a variant's fits (run 4's diff-marked 1x) get their own key and stay off the trend of the plain ladder
     import shutil
 
-    marked = session / "curve" / "runs" / "er2score_1x_marked_seed42"
-    shutil.copytree(session / "curve" / "runs" / "er2score_1x_seed42", marked)
-    record = json.loads((marked / "run.json").read_text())
-    (marked / "run.json").write_text(json.dumps({**record, "name": marked.name, "variant": "marked"}))
+    for variant in ("marked", "only"):
+        folder = session / "curve" / "runs" / f"er2score_1x_{variant}_seed42"
+        shutil.copytree(session / "curve" / "runs" / "er2score_1x_seed42", folder)
+        record = json.loads((folder / "run.json").read_text())
+        (folder / "run.json").write_text(json.dumps({**record, "name": folder.name, "variant": variant}))
     learning_curve.merge_gpu_session(session, out, tiny_sets, cache)
     entry = json.loads(out.read_text())["er2score"]["42"]
     assert entry["1x_rows_marked@cuda-nvidia-h100-80gb-hbm3"]["candidate_format"] == "diff_marked"
+    assert entry["1x_rows_only@cuda-nvidia-h100-80gb-hbm3"]["candidate_format"] == "diff_only"
     assert entry["1x_rows@cuda-nvidia-h100-80gb-hbm3"]["candidate_format"] == "plain"
     assert entry["trend@cuda-nvidia-h100-80gb-hbm3"]["kendall"]["points"] == 2
 

@@ -48,7 +48,8 @@ CURVE_METRICS = {
 SEEDS = (42, 43)
 #: a variant of the sample configs a step may train instead (issue #46, part 1): its fits' names end in
 #: ``_<variant>`` after the set's, their run.json says which
-VARIANTS = {"marked": ["--model.init_args.candidate_format", "diff_marked"]}
+VARIANTS = {"marked": ["--model.init_args.candidate_format", "diff_marked"],
+            "only": ["--model.init_args.candidate_format", "diff_only"]}
 #: what a fit carries back: its figures, and the model's per-row test predictions (a few hundred KB at 8x; they
 #: give the learned rows their bootstrap CIs, benchmarks/quality/learned_tables.py)
 SMALL_FILES = ("test_metrics.json", "test_predictions.jsonl", "logs/version_*/metrics.csv",
@@ -212,8 +213,8 @@ def main(argv=None) -> int:
     t.add_argument("--limit-batches", type=int, default=None,
                    help="the CPU rehearsal only: --trainer.limit_{train,val,test}_batches N")
     t.add_argument("--variant", choices=sorted(VARIANTS), default=None,
-                   help="train the sample configs with this change (marked: --model.init_args.candidate_format "
-                        "diff_marked)")
+                   help="train the sample configs with this change (marked / only: --model.init_args.candidate_format "
+                        "diff_marked / diff_only)")
     a = p.parse_args(argv)
     if a.cmd == "sets":
         got = unpack_sets(Path(a.archive) if a.archive else None, Path(a.dest), a.names, Path(a.out))

@@ -18,7 +18,8 @@
 #       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~260 s expected; ends by CURVE_RUN_BUDGET)
 #   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu/gpu_session.sh
 #       the sets at 8x (~190 s expected), then the 1x set again with the candidates diff-marked
-#       (--model.init_args.candidate_format diff_marked: issue #46's prompt that marks the edit; ~60 s)
+#       (--model.init_args.candidate_format diff_marked: issue #46's prompt that marks the edit; ~40 s), then
+#       again with the marked candidate alone (diff_only: the reference's place empty, half the prompt; ~40 s)
 #   Each set's step trains the sample ER²Score and ClinicalBLEURT, seeds 42 and 43, four fits at once on the GPU
 #   (benchmarks/gpu/curve_session.py), from the packaged all-MiniLM-L6-v2 carried as bfloat16 (45 MB; widened to
 #   float32 on the machine, so its figures are not bit-comparable with a CPU run from the float32 package); the fits
@@ -86,7 +87,7 @@ case $RUN in
     1) RUN_STEPS="probes bench autocast profile" ;;
     2) RUN_STEPS="rehearse" ;;
     3) RUN_STEPS="curve_1x curve_2x curve_1x_unseen curve_4x" ;;
-    4) RUN_STEPS="curve_8x curve_1x_marked" ;;
+    4) RUN_STEPS="curve_8x curve_1x_marked curve_1x_only" ;;
     all) RUN_STEPS="probes bench autocast profile rehearse" ;;
     *) echo "GPU_SESSION_RUN=$RUN: expected 1, 2, 3, 4 or all" >&2; exit 2 ;;
 esac
@@ -96,7 +97,7 @@ case $CARRY in /*) ;; *) CARRY=$PWD/$CARRY ;; esac
 STEPS=" ${GPU_SESSION_STEPS:-$RUN_STEPS} "
 wants() { case $STEPS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 curve_steps() { for w in $STEPS; do case $w in curve_*) echo "${w#curve_}" ;; esac; done; }  # 1x, 1x_unseen, 1x_marked, ...
-curve_sets() { curve_steps | sed 's/_marked$//' | awk '!seen[$0]++'; }  # the sets the steps train on (a variant: its set)
+curve_sets() { curve_steps | sed 's/_marked$//; s/_only$//' | awk '!seen[$0]++'; }  # the sets the steps train on (a variant: its set)
 scores() { wants bench || wants autocast || wants profile; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export WANDB_MODE=offline HF_DATASETS_OFFLINE=1
@@ -129,6 +130,7 @@ T_CURVE_1X_UNSEEN=${T_CURVE_1X_UNSEEN:-75}
 T_CURVE_4X=${T_CURVE_4X:-120}
 T_CURVE_8X=${T_CURVE_8X:-260}
 T_CURVE_1X_MARKED=${T_CURVE_1X_MARKED:-75}  # the 1x set, candidates diff-marked (--model.init_args.candidate_format diff_marked)
+T_CURVE_1X_ONLY=${T_CURVE_1X_ONLY:-75}  # the 1x set, the marked candidate alone (--model.init_args.candidate_format diff_only)
 CURVE_PARALLEL=${CURVE_PARALLEL:-4}  # fits at once on the one GPU
 CURVE_RUN_BUDGET=${CURVE_RUN_BUDGET:-340}  # seconds since the script started by which a curve run ends (the device's 6 minutes, less margin)
 CURVE_LIMIT_BATCHES=${CURVE_LIMIT_BATCHES:-}  # the CPU rehearsal only: N train, val and test batches per epoch/stage
@@ -362,7 +364,9 @@ fi
 # ---- the learning curve on CUDA: one step per set, most valuable first ------------------------------------------
 for name in $(curve_steps); do
     set_name=${name%_marked}
-    variant=$([ "$set_name" != "$name" ] && echo marked)
+    set_name=${set_name%_only}
+    variant=${name#"$set_name"}
+    variant=${variant#_}  # marked, only or nothing (curve_session.py VARIANTS)
     if [ "$name" = 1x_unseen ] && [ ! -f data/samples/split_unseen.json ]; then
         say "step curve_$name: skipped: no data/samples/split_unseen.json in this tree (no unseen-domain split)"
         continue

@@ -260,6 +260,9 @@ def gpu_side(set_name: str) -> str:
     return f"test_{set_name}"
 
 
+VARIANT_LABELS = {"marked": ", diff-marked candidates", "only": ", diff-only input"}  # curve_session.py VARIANTS
+
+
 def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
     """``{side: {metric: [entry]}}`` of every finished fit of a GPU session's learning curve
     (``<session>/curve/runs/*``, runs 3 and 4 of benchmarks/gpu/gpu_session.sh; a CPU rehearsal's fits, on
@@ -286,7 +289,7 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
         fill_shallow(folder, session, sets, memo)
         short = device.removeprefix("cuda:").replace("NVIDIA ", "")
         out.setdefault(gpu_side(set_name), {}).setdefault(metric, []).append(
-            {"label": f"seed {record['seed']}, {short}" + (", diff-marked candidates" if record.get("variant") else ""),
+            {"label": f"seed {record['seed']}, {short}" + VARIANT_LABELS.get(record.get("variant") or "", ""),
              "run": folder,
              "command": f"{record['command']}  # on {device}, benchmarks/gpu/gpu_session.sh run 3/4",
              "lines": read_predictions(folder)})

@@ -65,6 +65,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))  # gpu_carry: the curve sets (--gpu-session)
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
+#: a GPU session fit's variant (benchmarks/gpu/curve_session.py VARIANTS) -> the candidate format it trained with;
+#: its points are keyed ``..._<variant>@<device>`` and stay off the trend
+VARIANT_FORMATS = {"marked": "diff_marked", "only": "diff_only"}
 #: metric -> (train task, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)
 METRICS = {
     "er2score": ("reward", "configs/reward/sample.yaml", {"pair_acc": "pair_accuracy", "kendall": "kendall"},
@@ -417,12 +420,12 @@ def gpu_session_point(folder: Path, session: Path, sets: Path, cache_path: Path,
     val = {n: best[n] for n in stats.values()}
     multiple = int(set_name.split("x", 1)[0])
     limit = record.get("limit_batches")  # a CPU rehearsal's: a point of its own, off the trend
-    variant = record.get("variant")  # "marked": the sample config with diff-marked candidates (curve_session.VARIANTS)
+    variant = record.get("variant")  # the sample config with another candidate format (curve_session.VARIANTS)
     key = (f"{multiple}x_rows" + ("_unseen" if set_name.endswith("_unseen") else "")
            + (f"_{variant}" if variant else "") + (f"_limit{limit}batches" if limit else "") + f"@{device_slug(label)}")
     point = {"fraction": 1.0, "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"), "limit_batches": limit,
              "rows_multiple": multiple, "set": set_name, "set_generator": stored, "device": label,
-             "candidate_format": "diff_marked" if variant == "marked" else "plain",
+             "candidate_format": VARIANT_FORMATS[variant] if variant else "plain",
              "train_rows": shallow["train_rows"], "train_groups": shallow["train_groups"],
              "val_rows": shallow["val_rows"], "epochs": epochs, "best_epoch": best["epoch"], "val": val,
              "shallow_val": shallow["shallow_val"], "gap": {k: val[k] - shallow["shallow_val"][k] for k in val},
@@ -461,7 +464,8 @@ def merge_gpu_session(session: Path, out: Path = OUT, sets: Path = CURVE_SETS, c
     slug = device_slug(label)
     for metric, seed in sorted({(m, s) for m, s, _ in merged}):
         entry = data[metric][str(seed)]
-        ladder = {k: v for k, v in entry.items() if k.endswith(f"@{slug}") and "_unseen" not in k and "_marked" not in k
+        ladder = {k: v for k, v in entry.items() if k.endswith(f"@{slug}") and "_unseen" not in k
+                  and not any(f"_{variant}@" in k or f"_{variant}_" in k for variant in VARIANT_FORMATS)
                   and not k.startswith("trend") and "batches@" not in k}
         for name, points in ((f"trend@{slug}", ladder),
                              (f"trend_test@{slug}", {k: {**v, "gap": v["test_gap"]} for k, v in ladder.items()})):
