@@ -13,7 +13,7 @@
 # minutes, more than the 7 one run may take, hence the two runs.
 # Runs 3 and 4, the learning curve on CUDA (issue #46), carry their own folder, made here (PyPI needed; the sets
 # are generated here when missing: ~100 s of one core per 1x):
-#       .venv/bin/python benchmarks/gpu/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve: 54.6 MiB with the tree (2026-11-28)
+#       .venv/bin/python benchmarks/gpu/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve: 55.9 MiB with the tree (2026-11-28)
 #   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu/gpu_session.sh
 #       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~260 s expected; ends by CURVE_RUN_BUDGET)
 #   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu/gpu_session.sh
