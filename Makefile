@@ -108,5 +108,5 @@ ablations: install ## the papers' ablation tables beside ours, sample profile (m
 # Every paper config end to end on same-family stand-ins, offline (REHEARSAL; report in
 # checkpoints/rehearsal/report.md). REHEARSE_ARGS="--only 'configs/ner/*'" or "--fast".
 # RadEval's folder is on the path so that the comparators' stages run RadEval on their stand-ins.
-rehearse: install ## every paper config end to end on offline stand-ins (checkpoints/rehearsal/report.md) | REHEARSE_ARGS=--fast or "--only 'configs/ner/*'"
+rehearse: install ## every paper config end to end on offline stand-ins (checkpoints/rehearsal/report.md) | REHEARSE_ARGS=--fast or "--only 'configs/ner/*'" VENV=.venv
 	PYTHONPATH="$(VENV)/radeval-lib$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) -m train rehearse $(REHEARSE_ARGS)

@@ -30,7 +30,7 @@ not discover an import or API error:
   random RoBERTa with a byte-level BPE tokenizer for its BERTScore (distilroberta-base, layer 5,
   RadEval's rescale baseline), BLEU-2 as is.
 
-RadEval 2.2.1's RadGraph imports itself as ``RadEval…`` (the adapter's ``_alias_radeval``). The
+RadEval 2.2.1's RadGraph imports itself as ``RadEval…`` (the adapter's ``alias_radeval``). The
 adapter's own device choice (CheXbert, semb) is the CPU in the stage; RadEval's classes choose theirs.
 
 Where the package is not installed the stage is ``skipped: needs a comparator's package (…)``:
@@ -258,9 +258,9 @@ def build_radgraph_standin(cache: Path, model_type: str, seed: int = 0) -> Path:
 def radgraph_standin(workdir: Path):
     """RadEval's RadGraph cache (``radgraph`` and ``radgraph-xl``, which it would download from
     StanfordAIMI/RRG_scorers and extract) pointed at :func:`build_radgraph_standin`'s folders."""
-    from train.evaluation.comparators.radeval_metrics import _alias_radeval
+    from train.evaluation.comparators.radeval_metrics import alias_radeval
 
-    _alias_radeval()
+    alias_radeval()
     from radeval.metrics.radgraph._vendor import core
 
     cache = Path(workdir) / "radgraph-cache"

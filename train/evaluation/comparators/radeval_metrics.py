@@ -130,7 +130,7 @@ BUILDS = {"radgraph": "radeval.metrics.radgraph", "radcliq": "radeval.metrics.Ra
           "green": "radeval.metrics.green_score.green"}
 
 
-def _alias_radeval() -> None:
+def alias_radeval() -> None:
     """RadEval 2.2.1's vendored RadGraph (``radeval/metrics/radgraph/_vendor``, 201 files) imports
     itself as ``RadEval.metrics.radgraph._vendor…`` while its wheel installs the package ``radeval``:
     on a case-sensitive file system (Linux) that import fails, so RadGraph F1 and RadCliQ-v1 cannot
@@ -149,7 +149,7 @@ def load(name: str):
     and ``semb`` the functions behind it) with the modules the class imports when it is built: the
     imports a real run makes, without its models."""
     if name in ("radgraph", "radcliq"):
-        _alias_radeval()
+        alias_radeval()
     if name in BUILDS:
         import_module(BUILDS[name])
     if name == "semb":
