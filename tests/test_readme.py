@@ -227,7 +227,7 @@ UNSEEN = {
                                 "er2score/42/shallow_test_unseen/pair_accuracy"),
     "ER²Score (Kendall": ([f"er2score/{s}/test_unseen/kendall" for s in (42, 43)],
                           "er2score/42/shallow_test_unseen/kendall"),
-    "ClinicalBLEURT (Pearson": ([f"clinical_bleurt/{s}/test_unseen/pearson" for s in (42,)],
+    "ClinicalBLEURT (Pearson": ([f"clinical_bleurt/{s}/test_unseen/pearson" for s in (42, 43)],
                                 "clinical_bleurt/42/shallow_test_unseen/pearson"),
 }
 
