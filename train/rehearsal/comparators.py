@@ -40,6 +40,7 @@ nothing of it can run, and the table rows say the same.
 from __future__ import annotations
 
 import contextlib
+from multiprocessing.pool import ThreadPool
 from pathlib import Path
 from unittest import mock
 
@@ -304,6 +305,9 @@ def radcliq_standin(workdir: Path):
         stack.enter_context(radgraph_standin(workdir))
         stack.enter_context(chexbert_standin(Path(workdir)))
         stack.enter_context(mock.patch.object(bertscore_utils, "AutoModel", _redirect(transformers.AutoModel, roberta)))
+        # BERTScore's idf counts run in a thread pool here: its process pool forks, and a fork of a process that
+        # already runs threads (Ray, tokenizers; a pytest worker) can deadlock, as a make test run did (same counts)
+        stack.enter_context(mock.patch.object(bertscore_utils, "Pool", ThreadPool))
         stack.enter_context(mock.patch.object(bertscore_utils, "AutoTokenizer",
                                               _redirect(transformers.AutoTokenizer, roberta)))
         yield
