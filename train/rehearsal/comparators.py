@@ -140,9 +140,10 @@ def build_green_standin(folder: Path) -> Path:
 
     from train.rehearsal.standins import build_model
 
-    folder.mkdir(parents=True, exist_ok=True)
-    if (folder / "config.json").is_file():
+    ready = folder / ".green-standin"  # written last: a build cut short is made again, never reused
+    if ready.is_file():
         return folder
+    folder.mkdir(parents=True, exist_ok=True)
     build_model(GREEN_FAMILY, folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.add_tokens(list(CHAT_MARKERS))  # the sample corpus's vocabulary cannot spell them
@@ -160,6 +161,7 @@ def build_green_standin(folder: Path) -> Path:
         model.lm_head.weight.zero_()
         model.lm_head.weight[eos, 0] = 1.0
     model.save_pretrained(folder)
+    ready.write_text("end-of-sequence at once\n")
     return folder
 
 
