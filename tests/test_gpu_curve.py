@@ -1,4 +1,4 @@
-"""Runs 3 and 4 of benchmarks/gpu/gpu_session.sh (the learning curve on CUDA, issue #46 part 4): the dry run lists
+"""Runs 3 and 4 of benchmarks/gpu_session.sh (the learning curve on CUDA, issue #46 part 4): the dry run lists
 their steps, the carry with the bf16 MiniLM fits the device tool's 64 MiB beside the tree, the carried MiniLM
 widens back to float32 and is what ``packaged:all-MiniLM-L6-v2`` resolves to, the driver keeps only small
 files, and benchmarks/quality/learning_curve.py merges a session folder (fixture files made here on a tiny SYNTHETIC
@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "gpu" / "gpu_session.sh"
+SCRIPT = ROOT / "benchmarks" / "gpu_session.sh"
 sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
 

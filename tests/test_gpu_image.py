@@ -77,7 +77,7 @@ def test_a_metadata_check_counts_as_looking_for_a_distribution(tmp_path):
 
 
 def test_a_lasting_environment_is_the_same_image(tmp_path):
-    """``env DIR`` keeps the environment (the PYTHON of a CPU rehearsal of benchmarks/gpu/gpu_session.sh)."""
+    """``env DIR`` keeps the environment (the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh)."""
     done = subprocess.run([sys.executable, str(SCRIPT), "env", str(tmp_path / "env")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr

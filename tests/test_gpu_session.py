@@ -1,4 +1,4 @@
-"""benchmarks/gpu/gpu_session.sh (the prepared GPU session, v2) and benchmarks/gpu/gpu_carry.py (what it carries):
+"""benchmarks/gpu_session.sh (the prepared GPU session, v2) and benchmarks/gpu/gpu_carry.py (what it carries):
 the script exists, names only configs and scripts that exist, its dry run lists every step, each run's
 setup makes only what its steps need, it carries and points at the RuSH rules; the carry fits the device
 tool's 64 MiB with the working tree; the released package's processes cannot see scipy or scikit-learn."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "gpu" / "gpu_session.sh"
+SCRIPT = ROOT / "benchmarks" / "gpu_session.sh"
 sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 
 import gpu_carry  # noqa: E402

@@ -1,4 +1,4 @@
-"""The learning curve on CUDA (issue #46, part 4): what runs 3 and 4 of ``benchmarks/gpu/gpu_session.sh`` run
+"""The learning curve on CUDA (issue #46, part 4): what runs 3 and 4 of ``benchmarks/gpu_session.sh`` run
 on the GPU machine. SYNTHETIC sets (``python -m data synth``, seed 0) at 1x, 2x, 4x and 8x the default er2
 and bleurt sizes, the sample ER²Score and ClinicalBLEURT trained on each (the sample configs, seeds 42
 and 43); ``benchmarks/quality/learning_curve.py --gpu-session OUT`` merges what comes back.

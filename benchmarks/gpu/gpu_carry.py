@@ -1,4 +1,4 @@
-"""Make what a GPU session carries (``benchmarks/gpu/gpu_session.sh``). The GPU machine has no network and
+"""Make what a GPU session carries (``benchmarks/gpu_session.sh``). The GPU machine has no network and
 the device tool carries at most 64 MiB with the working tree, so everything beyond the image travels
 in one folder, ``checkpoints/gpu_carry``, carried whole by both runs of the session:
 

@@ -1,5 +1,5 @@
 """Rehearse a GPU-session step against the GPU machine's package set, on this machine, before paying
-for device time: which distributions must travel as wheels for each step of ``benchmarks/gpu/gpu_session.sh``.
+for device time: which distributions must travel as wheels for each step of ``benchmarks/gpu_session.sh``.
 
     .venv/bin/python benchmarks/gpu/gpu_image.py run -m train memory-probe --config configs/bleurt/paper.yaml ...
     .venv/bin/python benchmarks/gpu/gpu_image.py run benchmarks/scoring/bench_ratescore.py --no-released ...
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     if argv[0] == "missing":
         print("\n".join(missing_here()))
         return 0
-    if argv[0] == "env":  # a lasting environment, e.g. the PYTHON of a CPU rehearsal of benchmarks/gpu/gpu_session.sh
+    if argv[0] == "env":  # a lasting environment, e.g. the PYTHON of a CPU rehearsal of benchmarks/gpu_session.sh
         if len(argv) != 2 or Path(argv[1]).exists():
             print("gpu_image env: give one folder that does not exist yet", file=sys.stderr)
             return 2

@@ -16,7 +16,7 @@ Reads, recomputing nothing that a model produced:
   learner, BLEU-4 and the trivial baselines on the same row, fitted on the same train rows by the training
   command. The run must be what its command says (``learned_vs_shallow.run_command``: the sample config at its
   seed; for ``--run-unseen`` plus exactly the rows override to the unseen-domain set).
-- ``--gpu-session OUT`` (runs 3 and 4 of benchmarks/gpu/gpu_session.sh, as they came back): every finished fit
+- ``--gpu-session OUT`` (runs 3 and 4 of benchmarks/gpu_session.sh, as they came back): every finished fit
   of its learning curve, a learned row labelled by seed and GPU; the 1x set's fits stand on the
   in-distribution test, the unseen-domain 1x set's on the unseen-domain test, a larger set's on a test of its
   own (``test_<N>x``: more rows, so its own shallow and baseline rows). Those fits skipped the shallow learner;
@@ -265,7 +265,7 @@ VARIANT_LABELS = {"marked": ", diff-marked candidates", "only": ", diff-only inp
 
 def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
     """``{side: {metric: [entry]}}`` of every finished fit of a GPU session's learning curve
-    (``<session>/curve/runs/*``, runs 3 and 4 of benchmarks/gpu/gpu_session.sh; a CPU rehearsal's fits, on
+    (``<session>/curve/runs/*``, runs 3 and 4 of benchmarks/gpu_session.sh; a CPU rehearsal's fits, on
     a few batches, are left out), their shallow-learner column fitted here first
     (:func:`learning_curve.fill_shallow`, on the same sets)."""
     from learning_curve import device_label, fill_shallow, session_fit
@@ -291,7 +291,7 @@ def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
         out.setdefault(gpu_side(set_name), {}).setdefault(metric, []).append(
             {"label": f"seed {record['seed']}, {short}" + VARIANT_LABELS.get(record.get("variant") or "", ""),
              "run": folder,
-             "command": f"{record['command']}  # on {device}, benchmarks/gpu/gpu_session.sh run 3/4",
+             "command": f"{record['command']}  # on {device}, benchmarks/gpu_session.sh run 3/4",
              "lines": read_predictions(folder)})
     return out
 
@@ -509,7 +509,7 @@ def main(argv=None) -> int:
     p.add_argument("--run", action="append", default=[], metavar="METRIC=RUN")
     p.add_argument("--run-unseen", action="append", default=[], metavar="METRIC=RUN")
     p.add_argument("--gpu-session", action="append", default=[], metavar="OUT",
-                   help="a GPU session's output folder (runs 3/4 of benchmarks/gpu/gpu_session.sh): its finished fits, "
+                   help="a GPU session's output folder (runs 3/4 of benchmarks/gpu_session.sh): its finished fits, "
                         "the shallow learner's column fitted here on the same sets")
     p.add_argument("--sets", default=None, help="with --gpu-session: where the curve sets are (made here when "
                    "missing; default that of benchmarks/quality/learning_curve.py)")

@@ -26,7 +26,7 @@ Writes (merges into) ``benchmarks/results/learning_curve.json``::
                                       "run", "command"}},
                   "trend": {<stat>: {"slope_per_doubling", "rows_at_crossing", "note"}}}}
 
-A GPU session's curve (runs 3 and 4 of ``benchmarks/gpu/gpu_session.sh``: the sample configs on sets of 1x, 2x,
+A GPU session's curve (runs 3 and 4 of ``benchmarks/gpu_session.sh``: the sample configs on sets of 1x, 2x,
 4x and 8x the default rows, seeds 42 and 43, on CUDA) is merged with ``--gpu-session DIR`` (its ``$OUT``)::
 
     .venv/bin/python benchmarks/quality/learning_curve.py --gpu-session /tmp/gpu_session_out
@@ -245,7 +245,7 @@ def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, e
         raise SystemExit(f"{command}: failed (exit {done.returncode}); run it again to go on from {last}")
     return command
 
-# ---- the learning curve on CUDA: runs 3 and 4 of benchmarks/gpu/gpu_session.sh (issue #46, part 4) -----------
+# ---- the learning curve on CUDA: runs 3 and 4 of benchmarks/gpu_session.sh (issue #46, part 4) -----------
 SHALLOW_CACHE = ROOT / "benchmarks" / "results" / "learning_curve_shallow.json"
 CURVE_SETS = ROOT / "checkpoints" / "curve_sets"
 DATA_PATH = {"er2score": "rows", "clinical_bleurt": "train_path"}  # the data argument naming a set's file
@@ -490,7 +490,7 @@ def merge_gpu_session(session: Path, out: Path = OUT, sets: Path = CURVE_SETS, c
 
 def gpu_session_main(argv: list[str]) -> None:
     p = argparse.ArgumentParser(description="merge the learning curve of a GPU session (runs 3 and 4 of "
-                                "benchmarks/gpu/gpu_session.sh) into the curve's JSON")
+                                "benchmarks/gpu_session.sh) into the curve's JSON")
     p.add_argument("--gpu-session", required=True, metavar="DIR", help="the session's output folder ($OUT)")
     p.add_argument("--sets", default=str(CURVE_SETS), help="where the curve's sets are (made here when missing)")
     p.add_argument("--shallow-cache", default=str(SHALLOW_CACHE))

