@@ -107,6 +107,16 @@ def val_by_epoch(run: Path, stats: dict[str, str]) -> list[dict]:
     return [by_epoch[e] for e in sorted(by_epoch)]
 
 
+def datamodule_class(metric: str):
+    if METRICS[metric][0] == "reward":
+        from train.reward.data import RewardDataModule
+
+        return RewardDataModule
+    from train.bleurt.data import BleurtDataModule
+
+    return BleurtDataModule
+
+
 def datamodule(metric: str, cfg: dict):
     """The run's data module, built from its resolved config."""
     from train.lightning.module import datamodule_from_run_config
@@ -146,6 +156,7 @@ def curve_point(metric: str, run: Path, command: str) -> dict:
             "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"),
             "train_rows": n_train, "train_groups": len(groups), "val_rows": n_val, "epochs": epochs,
             "best_epoch": best["epoch"], "val": val, "shallow_val": shallow,
+            "shallow_chosen": {k: v for k, v in table.items() if k not in stats},
             "gap": {k: val[k] - shallow[k] for k in val},
             "run": str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run), "command": command}
 
@@ -182,6 +193,85 @@ def trend(points: dict[str, dict]) -> dict:
             entry["note"] = "the gap does not shrink with more rows over the measured sizes: no crossing by rows"
         out[name] = entry
     return out
+
+
+def cpu_points(entry: dict) -> dict[str, dict]:
+    """A seed's CPU points (not the trends, the set note or a GPU session's ``...@<device>`` points), by share."""
+    return dict(sorted(((k, v) for k, v in entry.items()
+                        if k != "set" and not k.startswith("trend") and "@" not in k and isinstance(v, dict)),
+                       key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
+
+
+def retrend(entry: dict) -> dict[str, dict]:
+    """Recompute a seed's CPU trends (``trend``, ``trend+<tag>``) from its points; returns the points."""
+    measured = cpu_points(entry)
+    entry["trend"] = trend({k: v for k, v in measured.items() if on_trend(k)})
+    for tag in sorted({k.split("+", 1)[1] for k in measured if "+" in k}):  # a curve per further setting
+        entry[f"trend+{tag}"] = trend({k: v for k, v in measured.items() if "x" not in k and k.endswith("+" + tag)})
+    entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
+    return measured
+
+
+def point_config(point: dict) -> tuple[str, dict]:
+    """The training config a point's command names, loaded, with the point's share and its further fit
+    arguments (``--data.X=V`` / ``--model.init_args.X=V``) set: what its data module is built from when
+    its run folder is gone."""
+    import shlex
+
+    import yaml
+
+    words = shlex.split(point["command"])
+    config = words[words.index("--config") + 1]
+    cfg = yaml.safe_load((ROOT / config).read_text()) or {}
+    cfg.setdefault("data", {})["train_fraction"] = point["fraction"]
+    for arg in point.get("fit_arguments", []):
+        key, _, value = arg[2:].partition("=")
+        node, *path = key.split(".")
+        if node not in ("data", "model"):
+            continue  # trainer and optimiser settings do not change the rows
+        here = cfg.setdefault(node, {})
+        for part in path[:-1]:
+            here = here.setdefault(part, {})
+        here[path[-1]] = yaml.safe_load(value)
+    return config, cfg
+
+
+def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
+    """Fit the shallow learner as it is now on every CPU point's training rows (from its config, its share
+    and its further fit arguments: the run folder is not needed) and write its validation figures, the
+    values it chose, the gap and the trends again. Points measured with an earlier shallow learner (v1:
+    diff tokens only, no ``shallow_chosen``) keep its figures under ``shallow_val_v1``. Returns the lines
+    printed."""
+    data = json.loads(out.read_text())
+    cache: dict[str, tuple[dict, dict]] = {}
+    lines = []
+    for metric in metrics:
+        stats = METRICS[metric][2]
+        for seed, entry in sorted(data.get(metric, {}).items()):
+            for key, point in cpu_points(entry).items():
+                config, cfg = point_config(point)
+                init = (cfg.get("model") or {}).get("init_args") or {}
+                linked = {k: init.get(k) for k in datamodule_class(metric).linked_from_model}
+                dm_key = json.dumps([cfg.get("data"), linked], sort_keys=True)  # the rows and how they are read
+                if dm_key not in cache:
+                    print(f"{metric} seed {seed} {key}: fitting the shallow learner on the point's training rows",
+                          flush=True)
+                    table = datamodule(metric, cfg).baseline_metrics("val")[SHALLOW]
+                    shallow = {name: float(table[k]) for k, name in stats.items()}
+                    chosen = {k: v for k, v in table.items() if k not in stats}
+                    cache[dm_key] = (shallow, chosen)
+                shallow, chosen = cache[dm_key]
+                before = point["shallow_val"]
+                if "shallow_chosen" not in point and "shallow_val_v1" not in point:
+                    point["shallow_val_v1"] = before
+                point["shallow_val"], point["shallow_chosen"] = shallow, chosen
+                point["gap"] = {k: point["val"][k] - shallow[k] for k in point["val"]}
+                lines.append(f"{metric} seed {seed} {key:>16}: " + ", ".join(
+                    f"{s} val {point['val'][s]:.3f} shallow {before[s]:.3f} -> {shallow[s]:.3f} (gap {point['gap'][s]:+.3f})"
+                    for s in stats.values()))
+            retrend(entry)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    return lines
 
 
 def config_epochs(config: str) -> int | None:
@@ -519,6 +609,26 @@ def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a == "--gpu-session" or a.startswith("--gpu-session=") for a in argv):
         return gpu_session_main(argv)
+    if "--shallow-only" in argv:
+        q = argparse.ArgumentParser(description="fit the shallow learner as it is now on every CPU point's rows "
+                                                "(no model is trained; the run folders are not needed)")
+        q.add_argument("--shallow-only", action="store_true", required=True)
+        q.add_argument("metrics", nargs="*", help=f"of {sorted(METRICS)} (default: both)")
+        q.add_argument("--out", default=str(OUT))
+        a = q.parse_args(argv)
+        if set(a.metrics) - set(METRICS):
+            q.error(f"metrics {sorted(set(a.metrics) - set(METRICS))}: expected some of {sorted(METRICS)}")
+        for line in refresh_shallow(Path(a.out), a.metrics or sorted(METRICS)):
+            print(line)
+        for metric in a.metrics or sorted(METRICS):
+            data = json.loads(Path(a.out).read_text())
+            for seed, entry in sorted(data.get(metric, {}).items()):
+                for name in sorted(k for k in entry if k.startswith("trend") and "@" not in k):
+                    for s, tr in entry[name].items():
+                        print(f"{metric} seed {seed} {name} of {s}: {tr['slope_per_doubling']:+.3f} per doubling "
+                              f"({tr['note']})")
+        print(f"wrote {a.out}")
+        return None
     cut = argv.index("--") if "--" in argv else len(argv)  # argparse would not take them after the options
     args = p.parse_args(argv[:cut])
     args.extra = argv[cut + 1:]
@@ -571,12 +681,7 @@ def main(argv=None) -> None:
     data = json.loads(out.read_text()) if out.is_file() else {}
     entry = data.setdefault(args.metric, {}).setdefault(str(args.seed), {})
     entry.update(points)
-    measured = dict(sorted(((k, v) for k, v in entry.items() if k != "set" and not k.startswith("trend")),
-                           key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
-    entry["trend"] = trend({k: v for k, v in measured.items() if on_trend(k)})
-    for tag in sorted({k.split("+", 1)[1] for k in measured if "+" in k}):  # a curve per further setting
-        entry[f"trend+{tag}"] = trend({k: v for k, v in measured.items() if "x" not in k and k.endswith("+" + tag)})
-    entry["set"] = "SYNTHETIC (validation split of the sample set; data.synth)"
+    measured = retrend(entry)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     stats = list(METRICS[args.metric][2].values())

@@ -189,3 +189,53 @@ def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_a
     same = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
     assert same.returncode == 0, same.stderr
     assert json.loads((tmp_path / "c.json").read_text())["clinical_bleurt"]["42"]["0.5"]["val"]["pearson"] == 0.3
+
+
+def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(tmp_path):
+    """``--shallow-only``: a curve measured beside an earlier shallow learner gets the current one's
+    figures on each point's rows (from its config and share; the run folders may be gone), the earlier
+    figures kept under ``shallow_val_v1``, the gaps and trends recomputed."""
+    import shutil
+
+    from train.bleurt.data import BleurtDataModule
+    from train.evaluation.baselines import SHALLOW_NAME
+
+    rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
+    runs = [_fake_run(tmp_path / "full", rows, 42, [(0.1, 0.2), (0.3, 0.5)]),
+            _fake_run(tmp_path / "half", rows, 42, [(0.05, 0.1), (0.2, 0.3)], fraction=0.5)]
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps(_config(rows)))
+    out = tmp_path / "curve.json"
+    script = str(ROOT / "benchmarks" / "quality" / "learning_curve.py")
+    made = subprocess.run([sys.executable, script, "clinical_bleurt", "--config", str(config), "--seed", "42",
+                           "--fractions", "--existing", f"1={runs[0]}", "--existing", f"0.5={runs[1]}", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert made.returncode == 0, made.stderr
+    data = json.loads(out.read_text())
+    entry = data["clinical_bleurt"]["42"]
+    assert set(entry["1"]["shallow_chosen"]) >= {"alpha"}  # a point records the values its shallow learner chose
+    stale = {"pearson": 0.9, "kendall": 0.8}  # as an earlier learner's point was written: no shallow_chosen
+    for key in ("1", "0.5"):
+        entry[key]["shallow_val"] = dict(stale)
+        entry[key]["gap"] = {k: entry[key]["val"][k] - stale[k] for k in stale}
+        del entry[key]["shallow_chosen"]
+    entry["trend"] = {}
+    out.write_text(json.dumps(data))
+    for run in runs:
+        shutil.rmtree(run)
+    done = subprocess.run([sys.executable, script, "--shallow-only", "clinical_bleurt", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(out.read_text())["clinical_bleurt"]["42"]
+    for key, fraction in (("1", 1.0), ("0.5", 0.5)):
+        table = BleurtDataModule(train_path=rows, split_by="column", train_fraction=fraction).baseline_metrics("val")[SHALLOW_NAME]
+        assert got[key]["shallow_val"] == {k: table[k] for k in ("pearson", "kendall")}
+        assert got[key]["shallow_val_v1"] == stale
+        assert got[key]["gap"]["pearson"] == pytest.approx(got[key]["val"]["pearson"] - table["pearson"])
+        assert got[key]["shallow_chosen"]["alpha"] == table["alpha"]
+    assert got["trend"]["pearson"]["points"] == 2
+    assert "shallow 0.900 ->" in done.stdout
+    # run again: nothing measured with the earlier learner is left, so the v1 figures are not overwritten
+    again = subprocess.run([sys.executable, script, "--shallow-only", "clinical_bleurt", "--out", str(out)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0 and json.loads(out.read_text())["clinical_bleurt"]["42"]["1"]["shallow_val_v1"] == stale
