@@ -23,7 +23,7 @@ def bench():
     return mod
 
 
-def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_path):
+def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_path, monkeypatch):
     from data.synth import generate
 
     folder = tmp_path / "2x"
@@ -42,5 +42,9 @@ def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_pa
     data = json.loads(out.read_text())
     assert sorted(data["runs"]["part"]) == ["bleurt_test", "er2_radcliq_test_pair_accuracy", "er2_radcliq_test_total"]
     assert data["generators"]["part"]["not_generated"] == ["rexval", "task2", "task3"]
+    assert "2x" in data["runs"]  # merged: the first folder's rows are kept
+    # a folder already measured under the same generator note is not measured again (a killed run goes on)
+    monkeypatch.setattr(bench, "measure", lambda *a, **k: pytest.fail("measured again"))
+    bench.main(["--folders", str(folder), str(part), "--out", str(out)])
     with pytest.raises(SystemExit, match="no generator_synthetic.json"):
         bench.main(["--folders", str(tmp_path), "--out", str(out)])

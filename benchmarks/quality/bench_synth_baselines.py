@@ -143,19 +143,29 @@ def measure(folder: Path, skip: frozenset = frozenset()) -> dict:
 
 
 def measure_folders(folders: list[Path], out: Path) -> None:
-    """:func:`measure` on sets made already (``--folders``): per folder its sets' rows, with its generator note."""
-    runs, notes = {}, {}
+    """:func:`measure` on sets made already (``--folders``): per folder its sets' rows, with its generator note.
+    ``out`` is written after each folder and merged into (other folders' rows are kept), and a folder whose
+    rows ``out`` already holds under the same generator note is not measured again: a killed run goes on."""
+    data = json.loads(out.read_text()) if out.is_file() else {}
+    runs, notes = data.get("runs", {}), data.get("generators", {})
     for folder in folders:
         note = folder / "generator_synthetic.json"
         if not note.is_file():
             raise SystemExit(f"{folder}: no generator_synthetic.json (not a python -m data synth folder)")
         t0 = time.perf_counter()
-        notes[folder.name] = json.loads(note.read_text())
-        sizes = notes[folder.name].get("sizes") or {}
+        stored = json.loads(note.read_text())
+        sizes = stored.get("sizes") or {}
         skip = frozenset(k for k in set(SOURCE.values()) if sizes.get(k) == 0)
+        stored = {**stored, "not_generated": sorted(skip)}  # sizes 0: no set to measure
+        if folder.name in runs and notes.get(folder.name) == stored:
+            print(f"{folder}: already in {out} (same generator note): kept", flush=True)
+            continue
         runs[folder.name] = measure(folder, skip)
-        notes[folder.name] = {**notes[folder.name], "not_generated": sorted(skip)}  # sizes 0: no set to measure
-        print(f"{folder}: measured in {time.perf_counter() - t0:.0f} s", flush=True)
+        notes[folder.name] = stored
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"data": "SYNTHETIC (python -m data synth folders made already; see generators)",
+                                   "generators": notes, "runs": runs}, indent=1) + "\n")
+        print(f"{folder}: measured in {time.perf_counter() - t0:.0f} s; written to {out}", flush=True)
     print("\nSYNTHETIC sets (one generated folder each)")
     print(f"| folder | set | statistic | n | {' | '.join(COLUMNS)} |")
     print("|---|---|---|---:|" + "---:|" * len(COLUMNS))
@@ -163,9 +173,6 @@ def measure_folders(folders: list[Path], out: Path) -> None:
         for s, row in sets.items():
             print(f"| {name} | {s} | {row['statistic']} | {row['n']} | "
                   + " | ".join("n/a" if row[m] is None else f"{row[m]:.3f}" for m in COLUMNS) + " |")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"data": "SYNTHETIC (python -m data synth folders made already; see generators)",
-                               "generators": notes, "runs": runs}, indent=1) + "\n")
     print(f"\nwrote {out}")
 
 
