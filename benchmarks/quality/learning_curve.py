@@ -121,15 +121,10 @@ def datamodule(metric: str, cfg: dict):
     """The run's data module, built from its resolved config."""
     from train.lightning.module import datamodule_from_run_config
 
+    dm = datamodule_from_run_config(datamodule_class(metric), cfg)
     if METRICS[metric][0] == "reward":
-        from train.reward.data import RewardDataModule
-
-        dm = datamodule_from_run_config(RewardDataModule, cfg)
         dm.setup("fit")
-        return dm
-    from train.bleurt.data import BleurtDataModule
-
-    return datamodule_from_run_config(BleurtDataModule, cfg)
+    return dm
 
 
 def curve_point(metric: str, run: Path, command: str) -> dict:
@@ -212,7 +207,7 @@ def retrend(entry: dict) -> dict[str, dict]:
     return measured
 
 
-def point_config(point: dict) -> tuple[str, dict]:
+def point_config(point: dict) -> dict:
     """The training config a point's command names, loaded, with the point's share and its further fit
     arguments (``--data.X=V`` / ``--model.init_args.X=V``) set: what its data module is built from when
     its run folder is gone."""
@@ -233,7 +228,7 @@ def point_config(point: dict) -> tuple[str, dict]:
         for part in path[:-1]:
             here = here.setdefault(part, {})
         here[path[-1]] = yaml.safe_load(value)
-    return config, cfg
+    return cfg
 
 
 def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
@@ -249,7 +244,7 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
         stats = METRICS[metric][2]
         for seed, entry in sorted(data.get(metric, {}).items()):
             for key, point in cpu_points(entry).items():
-                config, cfg = point_config(point)
+                cfg = point_config(point)
                 init = (cfg.get("model") or {}).get("init_args") or {}
                 linked = {k: init.get(k) for k in datamodule_class(metric).linked_from_model}
                 dm_key = json.dumps([cfg.get("data"), linked], sort_keys=True)  # the rows and how they are read
