@@ -1,0 +1,79 @@
+"""benchmarks/quality/what_learned_adds.py: what a learned metric adds to the shallow learner, on the dev rows
+only. A tiny SYNTHETIC set generated here; the learned scores are stand-ins (an oracle and its negation)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wla():
+    spec = importlib.util.spec_from_file_location("what_learned_adds",
+                                                  ROOT / "benchmarks" / "quality" / "what_learned_adds.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["what_learned_adds"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory):
+    from data.synth import generate
+
+    folder = tmp_path_factory.mktemp("wla")
+    generate(folder, seed=0, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 240, "bleurt": 0})
+    return folder
+
+
+def test_dev_rows_only_targets_oriented_and_the_stack_credits_a_learned_score(wla, sets, tiny_backbone, tmp_path,
+                                                                              monkeypatch):
+    from radscore.encoder import EntityEncoder
+
+    rows = [json.loads(x) for x in (sets / wla.ROWS["er2score"]).read_text().splitlines()]
+    dev = {(r["reference"], r["candidate"]): r for r in rows if r["split"] == "dev"}
+    assert dev and not all(r["higher_is_better"] for r in rows)  # RadCliQ: lower totals are better
+    scored = []
+
+    def oracle(metric, export, refs, cands):  # the target itself: higher is better
+        scored.extend(zip(refs, cands))
+        return np.array([-dev[(r, c)]["total"] for r, c in zip(refs, cands)], dtype=float)
+
+    monkeypatch.setattr(wla, "learned_scores", oracle)
+    run = tmp_path / "run"
+    (run / "export").mkdir(parents=True)
+    out = wla.measure("er2score", run, sets, encoder=EntityEncoder(tiny_backbone, pooling="mean", device="cpu"))
+    assert sorted(scored) == sorted(dev)  # every dev row scored, no train or test row
+    assert out["dev_rows"] == len(dev)
+    assert out["kendall"]["learned"] == pytest.approx(1.0)  # oriented as the rows' totals
+    assert out["stacked_kendall"]["shallow+learned"] > out["stacked_kendall"]["shallow"]
+    assert out["learned_adds_to_shallow"] > 0.1
+    for key in ("shallow", "counts", "frozen_edit"):
+        assert -1 <= out["kendall"][key] <= 1
+    assert out["chosen"]["counts_alpha"] in wla.ALPHAS
+
+    # a score that is the target's negation gets Kendall -1, and the stack still uses it (a ridge can flip it)
+    monkeypatch.setattr(wla, "learned_scores", lambda *a: -oracle(*a))
+    flipped = wla.measure("er2score", run, sets, encoder=EntityEncoder(tiny_backbone, pooling="mean", device="cpu"))
+    assert flipped["kendall"]["learned"] == pytest.approx(-1.0)
+    assert flipped["learned_adds_to_shallow"] > 0.1
+
+
+def test_clear_errors(wla, sets, tmp_path):
+    with pytest.raises(SystemExit, match="no export"):
+        wla.measure("er2score", tmp_path, sets)
+    with pytest.raises(SystemExit, match="no such rows file"):
+        wla.read_rows("er2score", tmp_path)
+    with pytest.raises(SystemExit, match=r"needs train and dev rows \(0, 0\)"):  # generated with bleurt=0
+        wla.read_rows("clinical_bleurt", sets)
+    with pytest.raises(SystemExit, match="metric=run_dir:sets_folder"):
+        wla.parse_run("er2score")
+    with pytest.raises(SystemExit, match="metric must be one of"):
+        wla.parse_run("bleu=a:b")
