@@ -50,6 +50,30 @@ def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_pa
         bench.main(["--folders", str(tmp_path), "--out", str(out)])
 
 
+def test_the_pair_learner_can_be_left_out_above_a_number_of_training_pairs(bench, tmp_path, monkeypatch):
+    from data.synth import generate
+
+    folder = tmp_path / "8x"
+    generate(folder, seed=0, sizes={"rexval": 0, "task1": 0, "task2": 0, "task3": 0, "er2": 60, "bleurt": 0})
+    out = tmp_path / "b.json"
+    full = bench.measure(folder, frozenset({"rexval", "task2", "task3", "bleurt"}))["er2_radcliq_test_pair_accuracy"]
+    assert full["shallow_ridge"] is not None and full["n_train"] > 5
+    monkeypatch.setattr(bench, "shallow_pair_baseline", lambda *a, **k: pytest.fail("pair learner fitted"))
+    bench.main(["--folders", str(folder), "--out", str(out), "--max-pair-learner-pairs", "5"])
+    data = json.loads(out.read_text())
+    pairs = data["runs"]["8x"]["er2_radcliq_test_pair_accuracy"]
+    assert pairs["shallow_ridge"] is None and "--max-pair-learner-pairs 5" in pairs["shallow_skipped"]
+    assert {k: v for k, v in pairs.items() if k not in ("shallow_ridge", "shallow_skipped")} == \
+        {k: v for k, v in full.items() if k != "shallow_ridge"}  # the trivial baselines as without the limit
+    assert data["runs"]["8x"]["er2_radcliq_test_total"]["shallow_ridge"] is not None  # the ridge is kept
+    assert data["generators"]["8x"]["max_pair_learner_pairs"] == 5
+    monkeypatch.undo()
+    bench.main(["--folders", str(folder), "--out", str(out)])  # without the limit: measured again, in full
+    assert json.loads(out.read_text())["runs"]["8x"]["er2_radcliq_test_pair_accuracy"] == full
+    with pytest.raises(SystemExit):
+        bench.main(["--max-pair-learner-pairs", "5", "--out", str(out)])
+
+
 def test_trivial_baselines_stay_within_the_bars_on_the_larger_sets():
     """Issue #46: the 0.40 Kendall bar holds on the learning curve's larger sets (2x, 4x, 8x the default
     rows), as benchmarks/quality/bench_synth_baselines.py --folders measured them (a committed result:
