@@ -3,24 +3,19 @@ curve's larger sets), each with its generator note. A tiny SYNTHETIC set generat
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.benchmark_scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_synth_baselines",
-                                                  ROOT / "benchmarks" / "quality" / "bench_synth_baselines.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_synth_baselines"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("quality/bench_synth_baselines.py")
 
 
 def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_path, monkeypatch):

@@ -4,13 +4,13 @@ minus shallow. Small SYNTHETIC fixture predictions; no model is trained here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.benchmark_scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "quality" / "learned_tables.py"
@@ -18,11 +18,7 @@ SCRIPT = ROOT / "benchmarks" / "quality" / "learned_tables.py"
 
 @pytest.fixture(scope="module")
 def lt():
-    spec = importlib.util.spec_from_file_location("learned_tables", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["learned_tables"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark(SCRIPT)
 
 
 def _world(seed: int, n_groups: int = 40, per_group: int = 4):

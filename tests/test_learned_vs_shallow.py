@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "quality" / "learned_vs_shallow.py"
 
@@ -109,11 +111,7 @@ def test_a_run_that_is_not_the_sample_config_is_refused_naming_the_setting(tmp_p
 def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tmp_path, monkeypatch):
     """``--shallow-only`` recomputes the shallow rows alone (here the recomputation is stubbed: the
     real one runs the training commands' own code on the default sets) and says what produced them."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("learned_vs_shallow", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark(SCRIPT)
     out = tmp_path / "learned_vs_shallow.json"
     learned = {"test": {"pearson": 0.5, "kendall": 0.36}, "shallow_test": {"pearson": 0.51, "kendall": 0.41},
                "command": "python -m train bleurt fit ...", "set": "SYNTHETIC ..."}
@@ -144,11 +142,7 @@ def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unse
     """An unseen-domain run (issue #46) differs from the sample config by its rows alone: that override is
     accepted under --run-unseen and written into its command; any other difference, or other rows, is refused,
     and the same run under --run (in-distribution) is refused."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("learned_vs_shallow", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark(SCRIPT)
     unseen_rows = mod.UNSEEN_ROWS[metric][1]
     stat = "pair_acc" if metric == "er2score" else "pearson"
     figures = {f"test/{stat}": 0.6, "test/kendall": 0.3, f"test/baseline/shallow_ridge/{stat}": 0.7,

@@ -3,25 +3,17 @@ only. A tiny SYNTHETIC set generated here; the learned scores are stand-ins (an 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def wla():
-    spec = importlib.util.spec_from_file_location("what_learned_adds",
-                                                  ROOT / "benchmarks" / "quality" / "what_learned_adds.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["what_learned_adds"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("quality/what_learned_adds.py")
 
 
 @pytest.fixture(scope="module")

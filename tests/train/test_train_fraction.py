@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from data.ratings import RatedPair
+from tests.benchmark_scripts import load_benchmark
 from tests.train.test_split_by import _bleurt, _bleurt_splits, _er2, _reward
 from train.lightning.module import keep_train_groups
 
@@ -151,11 +152,7 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
 def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
     """Another setting (e.g. a learning rate after --) is its own point: without --tag it would take the
     config's run folder and key at that share, so it is refused before anything trains."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "benchmarks" / "quality" / "learning_curve.py")
-    curve = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(curve)
+    curve = load_benchmark("quality/learning_curve.py")
     untagged = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt",
                                "--fractions", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "c.json"),
                                "--", "--model.lr=1e-4"], capture_output=True, text=True, cwd=ROOT)
