@@ -14,8 +14,9 @@ higher-is-better target (ER²: the RadCliQ total, sign-flipped; ClinicalBLEURT: 
 - ``shallow``: the shallow learner (:class:`train.evaluation.baselines.ShallowLearner`, its values chosen on a
   validation part of the train rows) fitted on the train rows;
 - ``counts``: a ridge regression on the standardised :data:`~train.evaluation.baselines.COUNT_FEATURES` (the 22
-  untrained counts), its penalty chosen by grouped cross-validation on the train rows, fitted on them: what a
-  head fed those counts could add at most as a linear term (the design proposed in session 45);
+  untrained counts), its penalty chosen by grouped cross-validation on the train rows, fitted on them (a head fed
+  those counts was proposed in session 45; stacked with the learned score below, this measures their linear
+  combination after training, not joint training);
 - ``frozen_edit``: a ridge regression on the packaged MiniLM's frozen mean-pooled embeddings of the deleted and
   of the inserted text (:func:`~train.evaluation.baselines.diff_texts`) plus the counts, fitted as ``counts``:
   whether pretrained representations of the edit alone carry what the diff tokens do;
@@ -80,9 +81,10 @@ def learned_scores(metric: str, export: Path, refs: list[str], cands: list[str])
 
 
 def kendall(pred, gold) -> float:
-    from scipy import stats
+    """Kendall tau-b, as the baselines report it (:func:`train.evaluation.baselines.rating_statistics`)."""
+    from train.evaluation.baselines import rating_statistics
 
-    return float(stats.kendalltau(pred, gold).statistic)
+    return rating_statistics(pred, gold)["kendall"]
 
 
 def ridge_on_train(x_train, y_train, groups, x_eval) -> tuple[np.ndarray, float]:
