@@ -71,10 +71,12 @@ def test_the_pair_learner_can_be_left_out_above_a_number_of_training_pairs(bench
 
 def test_trivial_baselines_stay_within_the_bars_on_the_larger_sets():
     """Issue #46: the 0.40 Kendall bar holds on the learning curve's larger sets (2x, 4x, 8x the default
-    rows), as benchmarks/quality/bench_synth_baselines.py --folders measured them (a committed result:
-    regenerate it with that command when the generator changes; the fingerprint check below then fails)."""
+    ER² and ClinicalBLEURT rows), and the 0.40 bar and the 35-65% triad band on sets of 2x, 4x, 8x the
+    default ReXVal-layout, Task 2 and Task 3 rows (``rate_<k>x``: the curve sets hold none), as
+    benchmarks/quality/bench_synth_baselines.py --folders measured them (a committed result: regenerate it
+    with that command when the generator changes; the fingerprint check below then fails)."""
     from data.synth.generate import DEFAULT_SIZES, corpus_paths, fingerprint
-    from tests.data.test_synth_bars import BASELINES, KENDALL_LIMIT
+    from tests.data.test_synth_bars import BASELINES, KENDALL_LIMIT, TRIADS
 
     data = json.loads((ROOT / "benchmarks" / "results" / "synth_baselines_curve_sets.json").read_text())
     assert "SYNTHETIC" in data["data"]
@@ -91,4 +93,17 @@ def test_trivial_baselines_stay_within_the_bars_on_the_larger_sets():
         for baseline in BASELINES:
             if not abs(totals[baseline]) <= KENDALL_LIMIT:
                 bad.append(f"{name}: {baseline} Kendall {totals[baseline]:.3f}")
+        name = f"rate_{multiple}x"
+        assert name in data["runs"], f"{name} not measured"
+        note = data["generators"][name]
+        assert note["fingerprint"] == fingerprint(corpus_paths(None)), f"{name}: measured on another generator's sets"
+        assert all(note["sizes"][s] == DEFAULT_SIZES[s] * multiple for s in ("rexval", "task2", "task3")), note
+        runs = data["runs"][name]
+        assert runs["task3_triads"]["n"] == DEFAULT_SIZES["task3"] * multiple
+        for key in ("rexval_mean_errors", "rexval_mean_significant_errors", "task2_test"):
+            assert runs[key]["statistic"] == "kendall" and runs[key]["n"] >= 80 * multiple, (name, key, runs[key])
+            bad += [f"{name} {key}: {b} Kendall {runs[key][b]:.3f}" for b in BASELINES
+                    if not abs(runs[key][b]) <= KENDALL_LIMIT]
+        bad += [f"{name} triads: {b} accuracy {runs['task3_triads'][b]:.3f}" for b in BASELINES
+                if not TRIADS[0] <= runs["task3_triads"][b] <= TRIADS[1]]
     assert not bad, bad
