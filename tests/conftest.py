@@ -26,6 +26,24 @@ def tiny_backbone(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def default_synthetic(tmp_path_factory):
+    """The SYNTHETIC default sets (seed 0, default sizes: ``data.synth.generate_default``), generated once
+    per `make test` and shared by its workers (a file lock: a second worker waits for the first one's
+    sets instead of generating them again; about a minute each). Read only: a test that edits sets copies
+    them first."""
+    from filelock import FileLock
+
+    from data.synth.generate import generate_default
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: the workers' common folder
+    folder = root / "default_synthetic"
+    with FileLock(str(root / "default_synthetic.lock")):
+        generate_default(folder)  # nothing to do when the sets are there, made by this generator
+    return folder
+
+
+@pytest.fixture(scope="session")
 def released_python():
     """The python of ``.venv-ratescore``, the released ``ratescore`` package's own venv (made on
     first use by ``benchmarks/scoring/released_package.py``); a test using it skips, with the reason, when

@@ -35,12 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def synthetic(tmp_path_factory):
-    from data.synth.generate import generate_default
-
-    out = tmp_path_factory.mktemp("synthetic")
-    generate_default(out)  # the default sizes the configs use
-    return out
+def synthetic(default_synthetic):
+    return default_synthetic  # the default sizes the configs use (tests/conftest.py); read only
 
 
 @pytest.fixture(scope="module")

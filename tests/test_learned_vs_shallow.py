@@ -30,8 +30,31 @@ def _run_folder(path: Path, seed: int, metrics: dict, *overrides: str, config: s
     return path
 
 
-def _call(*args):
+def _cli(*args):
+    """The script as a user runs it (a subprocess)."""
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def _call(*args):
+    """The script's main() in this process, with a subprocess's outcome: its exit code (1 for a SystemExit
+    with a message, as the interpreter gives) and what it wrote to stderr. Seconds per call, where a
+    subprocess spends several importing torch and Lightning."""
+    import contextlib
+    import io
+    import traceback
+
+    err, code = io.StringIO(), 0
+    with contextlib.chdir(ROOT), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            load_benchmark("quality/learned_vs_shallow.py").main(list(args))
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+            if isinstance(stop.code, str):
+                err.write(stop.code + "\n")
+        except Exception:  # noqa: BLE001 - a subprocess would exit 1 with the traceback
+            code = 1
+            err.write(traceback.format_exc())
+    return subprocess.CompletedProcess(list(args), code, "", err.getvalue())
 
 
 def test_runs_and_demo_are_merged_by_metric_and_seed(tmp_path):
@@ -46,7 +69,7 @@ def test_runs_and_demo_are_merged_by_metric_and_seed(tmp_path):
     (demo / "demo_report.json").write_text(json.dumps({
         "metrics": {"ratescore_tuned": row(0.4, 0.5, 0.9), "shallow_ridge": row(0.3, 0.35, 0.6)},
         "held_out": {"pairs": 90}, "triads": 150, "tune_seed": 0}))
-    done = _call("--run", f"er2score={r42}", "--demo", str(demo), "--out", str(out))
+    done = _cli("--run", f"er2score={r42}", "--demo", str(demo), "--out", str(out))
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert data["er2score"]["42"]["test"] == {"pair_accuracy": 0.81, "kendall": 0.5}
@@ -75,7 +98,7 @@ def test_runs_and_demo_are_merged_by_metric_and_seed(tmp_path):
     assert _call("--demo", str(demo), "--out", str(out)).returncode == 0  # re-reading the demo keeps them
     assert json.loads(out.read_text())["ratescore_tuned"]["sampler_seed 0"]["test_unseen"]["kendall"] == 0.2
     (unseen / "demo_report.json").write_text(json.dumps({**report, "tune_config": "configs/tune/sample.yaml"}))
-    done = _call("--demo-unseen", str(unseen), "--out", str(tmp_path / "y.json"))
+    done = _cli("--demo-unseen", str(unseen), "--out", str(tmp_path / "y.json"))
     assert done.returncode != 0 and "given as an unseen-domain demo" in done.stderr and not (tmp_path / "y.json").exists()
 
 

@@ -124,13 +124,7 @@ def test_edge_texts(splitter):
 
 
 # ---- against the released package (fixture released_python: tests/conftest.py) ------------------
-def _synthetic_texts(tmp_path_factory) -> list[str]:
-    folder = ROOT / "checkpoints" / "synthetic"
-    if not any(folder.glob("*/manifest_synthetic.jsonl")):
-        from data.synth.generate import generate_default
-
-        folder = tmp_path_factory.mktemp("synthetic")
-        generate_default(folder)
+def _synthetic_texts(folder) -> list[str]:
     texts = []
     for manifest in sorted(folder.glob("*/manifest_synthetic.jsonl")):
         for line in manifest.read_text(encoding="utf-8").splitlines():
@@ -142,11 +136,11 @@ def _synthetic_texts(tmp_path_factory) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["samples", "synthetic", "random"])
-def test_sentences_equal_the_released_packages(which, released_python, splitter, tmp_path_factory):
+def test_sentences_equal_the_released_packages(which, released_python, splitter, request):
     if which == "samples":
         texts = sample_texts()
     elif which == "synthetic":
-        texts = _synthetic_texts(tmp_path_factory)
+        texts = _synthetic_texts(request.getfixturevalue("default_synthetic"))  # tests/conftest.py
     else:
         texts = report_texts(SUBSET, seed=1)
     released = run_released_splitter(texts, python=released_python)["sentences"]

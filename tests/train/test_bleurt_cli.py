@@ -139,11 +139,26 @@ def test_other_checkpoints_and_subcommands_are_refused(tmp_path, capsys):
     assert "invalid choice: 'predict' (choose from 'fit', 'validate', 'test')" in capsys.readouterr().err
 
 
-def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path, tiny_backbone):
+def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path, tiny_backbone, default_synthetic,
+                                                                      monkeypatch):
+    import shutil
+
+    import data.synth
+
+    made = []
+
+    def generate_default(out):  # what generate_default(out) writes, copied from the session's default sets
+        made.append(Path(out))
+        shutil.copytree(default_synthetic, out)
+
+    monkeypatch.setattr(data.synth, "generate_default", generate_default)
     train = tmp_path / "synth" / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
     dm = BleurtDataModule(train_path=str(train), generate_synthetic=True, backbone=tiny_backbone)
     dm.prepare_data()
+    assert made == [tmp_path / "synth"]  # the missing file's sets folder
     assert train.is_file() and (tmp_path / "synth" / "SYNTHETIC_README.md").is_file()
+    dm.prepare_data()
+    assert len(made) == 1  # there now: not generated again
     with pytest.raises(ValueError, match="is not the generator's layout"):
         BleurtDataModule(train_path=str(tmp_path / "mine.jsonl"), generate_synthetic=True).prepare_data()
 
