@@ -60,41 +60,42 @@ stats: install ## statistics of the sample corpus and of its NER files
 	$(PY) -m data corpus-stats data/samples/reports.jsonl
 	$(PY) -m data stats data/samples/ratener/all
 
-# Train an NER model, test it on the test split and export it (checkpoints/<config stem>/export).
+# Training: `python -m train fit` with one --config per file of CONFIG, in order (an overlay after its
+# base); the run folder is checkpoints/<last config's path under configs/>, with its export in export/.
+FIT = $(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
+
 train-ner: CONFIG ?= configs/ner/iob_sample.yaml
-train-ner: install ## train an NER model, test it and export it (checkpoints/<config stem>/export)
-	$(PY) -m train ner fit --config $(CONFIG)
+train-ner: install ## train an NER model, test it and export it (checkpoints/ner/<name>/export) | ARGS="--trainer.max_epochs=2"
+	$(FIT)
 
 # radscore.RaTEScore against the released ratescore package (own venv, made on first use).
 bench: install ## radscore.RaTEScore against the released ratescore package (trains the sample NER first when missing)
-	test -f checkpoints/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
+	test -f checkpoints/ner/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
 	$(PY) benchmarks/scoring/bench_ratescore.py
 
-# Fine-tune ClinicalBLEURT (SYNTHETIC rows by default; generated first when missing), test, export.
 train-bleurt: CONFIG ?= configs/bleurt/sample.yaml
 train-bleurt: install ## fine-tune ClinicalBLEURT (SYNTHETIC rows, generated when missing), test, export
 	$(PY) -m data synth --if-missing
-	$(PY) -m train bleurt fit --config $(CONFIG)
+	$(FIT)
 
-# Train ER²Score (SYNTHETIC RadCliQ pairs by default; generated first when missing), test, export.
 train-reward: CONFIG ?= configs/reward/sample.yaml
 train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated when missing), test, export
 	$(PY) -m data synth --if-missing
-	$(PY) -m train reward fit --config $(CONFIG)
+	$(FIT)
 
 # Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
 # that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.
 tune-weights: CONFIG ?= configs/tune/sample.yaml
 tune-weights: install ## learn RaTEScore's W and p with TPE (trains the sample NER first when the config needs it) | TUNE_ARGS="--workers 2"
-	@if grep -q "checkpoints/iob_sample/export" $(CONFIG) && \
-	    [ ! -f checkpoints/iob_sample/export/radscore_manifest.json ]; then \
+	@if grep -q "checkpoints/ner/iob_sample/export" $(CONFIG) && \
+	    [ ! -f checkpoints/ner/iob_sample/export/radscore_manifest.json ]; then \
 	    $(MAKE) train-ner CONFIG=configs/ner/iob_sample.yaml; fi
-	$(PY) -m train tune-weights --config $(CONFIG) $(TUNE_ARGS)
+	$(PY) -m train tune-weights $(foreach c,$(CONFIG),--config $(c)) $(TUNE_ARGS)
 
-# Upload an export with a model card: make publish EXPORT=checkpoints/iob_sample/export REPO_ID=you/name [ARGS=--dry-run]
-publish: install ## upload an export with a model card | EXPORT=checkpoints/iob_sample/export REPO_ID=<user/name> (required) ARGS="--dry-run --private" (python -m train publish options)
+# Upload an export with a model card: make publish EXPORT=checkpoints/ner/iob_sample/export REPO_ID=you/name [ARGS=--dry-run]
+publish: install ## upload an export with a model card | EXPORT=checkpoints/ner/iob_sample/export REPO_ID=<user/name> (required) ARGS="--dry-run --private" (python -m train publish options)
 	test -n "$(REPO_ID)" || (echo "usage: make publish EXPORT=<export folder> REPO_ID=<user/name> [ARGS=--dry-run]" && false)
-	$(PY) -m train publish $(or $(EXPORT),checkpoints/iob_sample/export) --repo-id $(REPO_ID) $(ARGS)
+	$(PY) -m train publish $(or $(EXPORT),checkpoints/ner/iob_sample/export) --repo-id $(REPO_ID) $(ARGS)
 
 # The papers' ablation tables beside ours, every table the sample profile can run (SYNTHETIC data and
 # the shipped sample; rows needing the papers' models say so): checkpoints/ablations/sample/<table>.{md,csv,json}.

@@ -26,6 +26,16 @@ def tiny_backbone(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def no_shallow(tmp_path_factory):
+    """An overlay for a rated task's config: the test report without the shallow learner's fit
+    (``RatedTestReport(shallow: false)``), for tests about something else."""
+    path = tmp_path_factory.mktemp("overlays") / "no_shallow.yaml"
+    path.write_text("trainer:\n  callbacks:\n    - class_path: train.lightning.callbacks.RatedTestReport\n"
+                    "      init_args: {shallow: false}\n    - class_path: train.lightning.callbacks.Export\n")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
 def default_synthetic(tmp_path_factory):
     """The SYNTHETIC default sets (seed 0, default sizes: ``data.synth.generate_default``), generated once
     per `make test` and shared by its workers (a file lock: a second worker waits for the first one's

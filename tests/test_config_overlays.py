@@ -1,15 +1,17 @@
-"""Configs as overlays on a base (``base:``, train/lightning/configs.py): every config resolves to
-what it was when the paper configs were full copies (tests/fixtures/resolved_configs.json, made
-before the change: LightningCLI-parsed for ner/reward/bleurt with defaults filled in, the YAML as
-read for tune and ablations), through the code path a real run uses."""
+"""Configs as overlays: a paper variant in a folder named after its base, composed by jsonargparse
+with several ``--config`` files. Every training config resolves through the training CLI to what it
+was when the paper configs were full copies (tests/fixtures/resolved_configs.json, made before
+they became overlays: LightningCLI-parsed with defaults filled in; the YAML as read for tune and
+ablations), apart from what the CLI now states itself (the data module's ``class_path``, the model
+settings it shares with the data module, the callbacks, the monitored key)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from train.lightning.configs import (ConfigError, config_chain, expand_config_args, load_config, parse_cli,
-                                     resolve_cli_config)
+from train.lightning.cli import LINKED
+from train.lightning.configs import config_chain, overlay_base, parse_cli, read_configs, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOLVED = json.loads((ROOT / "tests" / "fixtures" / "resolved_configs.json").read_text(encoding="utf-8"))
@@ -19,88 +21,71 @@ OTHERS = sorted(p for p in RESOLVED if p.split("/")[1] in ("tune", "ablations"))
 
 def test_the_fixture_covers_every_config():
     on_disk = {p.relative_to(ROOT).as_posix()
-               for d in ("ner", "reward", "bleurt", "tune", "ablations") for p in (ROOT / "configs" / d).glob("*.yaml")}
+               for d in ("ner", "reward", "bleurt", "tune", "ablations") for p in (ROOT / "configs" / d).rglob("*.yaml")}
     assert on_disk == set(RESOLVED)
+
+
+def _as_before(cfg: dict) -> dict:
+    """A resolved config in the fixture's shape: the data module's arguments without its class_path
+    and without the settings shared from the model; no callbacks, no monitored key, no flag the CLI dropped."""
+    cfg = json.loads(json.dumps(cfg))
+    data = cfg["data"]
+    assert data["class_path"].startswith("train.")
+    cfg["data"] = {k: v for k, v in data["init_args"].items() if k not in LINKED or k not in cfg["model"]["init_args"]}
+    cfg["trainer"].pop("callbacks")
+    for key in ("monitor", "mode"):
+        cfg["checkpoint"].pop(key)
+    return cfg
+
+
+def _before(rel: str) -> dict:
+    want = json.loads(json.dumps(RESOLVED[rel]))
+    want.pop("test_baselines")  # an option of the old command line: now the callback's `shallow`
+    assert want["trainer"].pop("callbacks") is None
+    for key in ("monitor", "mode"):
+        want["checkpoint"].pop(key)
+    return want
 
 
 @pytest.mark.parametrize("rel", TRAINING)
 def test_a_training_config_resolves_as_before(rel, monkeypatch):
     monkeypatch.chdir(ROOT)  # the paths as a user types them: configs/<task>/<name>.yaml
-    assert resolve_cli_config(rel.split("/")[1], rel) == RESOLVED[rel]
+    assert _as_before(resolve(*config_chain(rel))) == _before(rel)
 
 
-@pytest.mark.parametrize("rel", OTHERS)
-def test_a_tune_or_ablation_config_resolves_as_before(rel):
-    assert load_config(ROOT / rel) == RESOLVED[rel]
-    if rel.startswith("configs/tune/"):
-        from train.tune.config import load_config as load_tune
-
-        assert load_tune(ROOT / rel).data.format == RESOLVED[rel]["data"]["format"]  # the tune loader resolves it
-
-
-def test_the_paper_variants_are_overlays():
-    overlays = {"reward": ["gemma_7b", "meditron_7b", "phi_2", "qwen1_5_7b", "vicuna_7b", "paper_llama3_total_only",
-                           "paper_llama3_individual_only", *(f"paper_llama3_lambda{x}" for x in
-                                                             ("0_5", "0_8", "1_2", "2_0", "3_0"))],
-                "ner": ["iob_deberta_v3_mimic", "iob_deberta_v3_radiopaedia", "iob_medical_ner", "span_biomedbert",
-                        "span_bluebert", "span_medcpt", "span_sapbert"],
-                "tune": ["rate_eval_sentence"]}
-    for task, names in overlays.items():
+def test_the_paper_variants_are_overlays_in_a_folder_named_after_their_base():
+    overlays = {"reward/paper_llama3": ["gemma_7b", "meditron_7b", "phi_2", "qwen1_5_7b", "vicuna_7b", "total_only",
+                                        "individual_only", *(f"lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0"))],
+                "ner/iob_deberta_v3": ["mimic", "radiopaedia", "medical_ner"],
+                "ner/span_biolord": ["biomedbert", "bluebert", "medcpt", "sapbert"]}
+    for base, names in overlays.items():
         for name in names:
-            assert len(config_chain(ROOT / "configs" / task / f"{name}.yaml")) == 2, name
+            path = ROOT / "configs" / base / f"{name}.yaml"
+            assert config_chain(path) == [ROOT / "configs" / f"{base}.yaml", path], name
+            assert "class_path" not in json.dumps(read_configs(path)), name  # says only what differs
+    assert overlay_base(ROOT / "configs" / "reward" / "sample.yaml") is None
 
 
 def test_reward_configs_are_short():
-    files = sorted((ROOT / "configs" / "reward").glob("*.yaml"))
+    files = sorted((ROOT / "configs" / "reward").rglob("*.yaml"))
     lines = [len(p.read_text(encoding="utf-8").splitlines()) for p in files]
     assert sum(lines) / len(lines) <= 15, dict(zip((p.name for p in files), lines))
 
 
-def test_an_overlays_run_folder_is_named_after_the_overlay(monkeypatch):
+def test_an_overlays_run_folder_mirrors_its_path_under_configs(monkeypatch):
     monkeypatch.chdir(ROOT)
-    cli = parse_cli("reward", ["--config", "configs/reward/paper_llama3_lambda0_5.yaml"])
-    assert cli.run_dir() == Path("checkpoints/reward_paper_llama3_lambda0_5")
-    assert [Path(str(c)).name for c in cli.config["config"]] == ["paper_llama3.yaml", "paper_llama3_lambda0_5.yaml"]
+    cli = parse_cli(["--config", "configs/reward/paper_llama3.yaml", "--config", "configs/reward/paper_llama3/lambda0_5.yaml"])
+    assert cli.run_folder().path == Path("checkpoints/reward/paper_llama3/lambda0_5")
+    assert [Path(str(c)).name for c in cli.config["config"]] == ["paper_llama3.yaml", "lambda0_5.yaml"]
     assert cli.config["model"]["init_args"]["lam"] == 0.5
-    cli = parse_cli("ner", ["--config=configs/ner/span_sapbert.yaml"])
-    assert cli.run_dir() == Path("checkpoints/span_sapbert")
-
-
-def test_argv_expansion(tmp_path):
-    base, mid, top = tmp_path / "base.yaml", tmp_path / "sub" / "mid.yaml", tmp_path / "sub" / "top.yaml"
-    mid.parent.mkdir()
-    base.write_text("a: 1\n")
-    mid.write_text("base: ../base.yaml\nb: 2\n")
-    top.write_text("base: mid.yaml\nc: 3\n")
-    assert expand_config_args(["fit", "--config", str(top), "--x=1", f"--config={base}", "--config", "{a: 1}"]) == [
-        "fit", "--config", str(tmp_path / "sub" / ".." / "base.yaml"), "--config", str(mid), "--config", str(top),
-        "--x=1", "--config", str(base), "--config", "{a: 1}"]
+    cli = parse_cli(["--config=configs/ner/span_sample.yaml"])
+    assert cli.run_folder().path == Path("checkpoints/ner/span_sample")
 
 
 def test_deep_merge_replaces_lists_and_scalars(tmp_path):
     (tmp_path / "base.yaml").write_text("m:\n  init_args: {a: 1, b: [1, 2], c: {d: 1, e: 2}}\nk: 1\n")
-    (tmp_path / "top.yaml").write_text("base: base.yaml\nm:\n  init_args: {b: [3], c: {e: 5}}\nk: x\n")
-    assert load_config(tmp_path / "top.yaml") == {"m": {"init_args": {"a": 1, "b": [3], "c": {"d": 1, "e": 5}}},
-                                                  "k": "x"}
+    (tmp_path / "top.yaml").write_text("m:\n  init_args: {b: [3], c: {e: 5}}\nk: x\n")
+    assert read_configs(tmp_path / "base.yaml", tmp_path / "top.yaml") == {
+        "m": {"init_args": {"a": 1, "b": [3], "c": {"d": 1, "e": 5}}}, "k": "x"}
 
 
-def test_a_base_cycle_is_an_error_naming_the_files(tmp_path):
-    (tmp_path / "a.yaml").write_text("base: b.yaml\nx: 1\n")
-    (tmp_path / "b.yaml").write_text("y: 2\nbase: a.yaml\n")
-    with pytest.raises(ConfigError, match=r"cycle: .*a\.yaml -> .*b\.yaml -> .*a\.yaml"):
-        load_config(tmp_path / "a.yaml")
-    (tmp_path / "self.yaml").write_text("base: self.yaml\n")
-    with pytest.raises(ConfigError, match="cycle"):
-        config_chain(tmp_path / "self.yaml")
-
-
-def test_a_missing_base_is_an_error_naming_the_file_and_line(tmp_path):
-    (tmp_path / "top.yaml").write_text("# an overlay\nx: 1\nbase: nowhere.yaml\n")
-    where = r"top\.yaml:3 \(base: 'nowhere\.yaml'\): "
-    with pytest.raises(ConfigError, match=where + r"base config .*nowhere\.yaml not found"):
-        load_config(tmp_path / "top.yaml")
-    from train.tune.config import TuneConfigError
-    from train.tune.config import load_config as load_tune
-
-    with pytest.raises(TuneConfigError, match="nowhere"):
-        load_tune(tmp_path / "top.yaml")

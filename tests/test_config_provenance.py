@@ -9,14 +9,14 @@ import pytest
 from train.lightning.configs import config_chain
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER_CONFIGS = sorted(p for d in ("ner", "tune", "reward", "bleurt") for p in (ROOT / "configs" / d).glob("*.yaml")
+PAPER_CONFIGS = sorted(p for d in ("ner", "tune", "reward", "bleurt") for p in (ROOT / "configs" / d).rglob("*.yaml")
                        if "sample" not in p.name) + [ROOT / "configs" / "ablations" / "paper.yaml"]
 # Where a value only says where things are (paths, ids, devices, logging), no provenance is asked.
 PLUMBING = {"class_path", "accelerator", "devices", "log_every_n_steps", "storage", "study_name", "format", "path",
             "rows", "train_path", "val_path", "test_path", "runs_root", "output", "profile", "rate_eval", "rexval",
             "synthetic", "ner_run", "run", "backbone", "data_dir", "subset", "scheme", "splits", "labels", "ner",
             "encoder", "critical", "non_critical", "spelling_grammar", "higher_rating_is_better", "by",
-            "generate_synthetic", "base"}  # base: the config an overlay overlays (train/lightning/configs.py)
+            "generate_synthetic"}
 # The hyper-parameters SPEC gives for the papers' runs (§1.7, §3.3, §3.4, §4).
 GIVEN_BY_SPEC = {"max_epochs", "lr", "batch_size", "lam", "c", "loss_terms", "reduction", "max_span_width",
                  "mlp_hidden", "mlp_layers", "system"}

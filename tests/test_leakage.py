@@ -29,7 +29,7 @@ from data.ratener import load_split
 from data.samples import RATENER_DIR, REPORTS
 from data.split import read_split
 from data.synth.provenance import MANIFEST as MANIFEST_NAME, pair_records, pair_sources, reference_texts
-from train.lightning.configs import load_config as resolve_config  # base: resolved
+from train.lightning.configs import config_chain, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,8 @@ def corpus_split():
 
 
 def _data_section(config: str) -> dict:
-    return dict(resolve_config(ROOT / config)["data"])
+    """The data module's arguments as the training CLI resolves ``config`` (its base first)."""
+    return dict(resolve(*config_chain(ROOT / config))["data"]["init_args"])
 
 
 EVALUATED_PAIRS: dict[str, list] = {}  # what -> its evaluated (reference, candidate) pairs, for the content checks
@@ -101,7 +102,7 @@ def sides(synthetic, corpus_split):
     trained, evaluated = {}, {}
 
     # NER: the files configs/ner/iob_sample.yaml trains (train) and selects on (dev)
-    ner = resolve_config(ROOT / "configs/ner/iob_sample.yaml")["data"]
+    ner = _data_section("configs/ner/iob_sample.yaml")
     assert Path(ner["data_dir"]) == Path("data/samples/ratener") and ner["subset"] == "all"
     ner_sentences = [s for part in ("train", "dev") for s in load_split(RATENER_DIR, "all", part)]
     TRAINING_TEXTS["NER"] = [(f"{s.meta['report_id']} sentence", " ".join(s.tokens)) for s in ner_sentences]

@@ -20,7 +20,7 @@ from data.annotation import read_reports
 from data.samples import REPORTS
 from data.split import UNSEEN_ANATOMIES, UNSEEN_SPLIT_FILE, make_held_out_split, read_split
 from data.synth.provenance import pair_sources
-from train.lightning.configs import load_config as resolve_config
+from train.lightning.configs import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the sets the unseen-domain experiment trains and evaluates on, at their default sizes; the others empty
@@ -56,10 +56,10 @@ def sides(unseen_sets):
     from train.tune.config import load_config
     from train.tune.data import read_pairs, split_pairs
 
-    reward = dict(resolve_config(ROOT / "configs/unseen/reward.yaml")["data"])
+    reward = dict(resolve(ROOT / "configs/reward/sample.yaml", ROOT / "configs/unseen/reward.yaml")["data"]["init_args"])
     reward["rows"] = str(unseen_sets / "synthetic_er2" / "radcliq_synthetic.jsonl")
     rows = RewardDataModule(**reward).split_rows()
-    bleurt = dict(resolve_config(ROOT / "configs/unseen/bleurt.yaml")["data"])
+    bleurt = dict(resolve(ROOT / "configs/bleurt/sample.yaml", ROOT / "configs/unseen/bleurt.yaml")["data"]["init_args"])
     bleurt["train_path"] = str(unseen_sets / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
     brows = BleurtDataModule(**bleurt).read_splits()
     cfg = load_config(ROOT / "configs/unseen/tune.yaml", {"data.path": str(unseen_sets / "synthetic_rate_eval")})

@@ -55,17 +55,15 @@ def train_ner(run_dir: Path, config: str, epochs: int | None, progress: bool) ->
     if (export / "radscore_manifest.json").is_file():
         print(f"[demo] reusing the NER export {export}", flush=True)
         return export
-    from train.ner.cli import main as ner_main
+    from train.lightning.cli import fit_args, main as fit
 
-    args = ["fit", "--config", config, "--run_dir", str(run_dir)]
-    if epochs is not None:
-        args += ["--trainer.max_epochs", str(epochs)]
+    overrides = [] if epochs is None else ["--trainer.max_epochs", str(epochs)]
     if not progress:
-        args += ["--trainer.enable_progress_bar", "false"]
+        overrides += ["--trainer.enable_progress_bar", "false"]
     if run.last_checkpoint.is_file():
         print(f"[demo] resuming the NER run from {run.last_checkpoint}", flush=True)
-        args += ["--ckpt_path", "last"]
-    ner_main(args)
+        overrides += ["--ckpt_path", "last"]
+    fit(fit_args([config], run_dir, overrides))
     if not (export / "radscore_manifest.json").is_file():
         raise RuntimeError(f"NER training finished without an export in {export}")
     return export

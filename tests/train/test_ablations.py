@@ -15,8 +15,8 @@ from train.evaluation.comparators import COMPARATORS
 from train.evaluation.comparators import implementation as comparator_implementation
 from train.evaluation.comparators import needs as comparator_needs
 from train.ablations.profile import ProfileError, RunSpec, load_profile
-from train.ablations.runs import config_differences, flatten, merged_config
-from train.lightning.configs import load_config
+from train.ablations.runs import describe_differences, run_differences
+from train.lightning.configs import read_yaml, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 IOB = str(ROOT / "configs/ner/iob_sample.yaml")
@@ -40,7 +40,8 @@ def _finish_run(run_dir: Path, spec: RunSpec, build_export, metrics: dict) -> No
     """A finished run as python -m train leaves it: export, test_metrics.json, the resolved config."""
     build_export(run_dir / "export")
     (run_dir / "test_metrics.json").write_text(json.dumps(metrics))
-    (run_dir / "export" / "training_config.yaml").write_text(yaml.safe_dump(merged_config(spec)))
+    saved = resolve(*spec.configs, args=spec.overrides)
+    (run_dir / "export" / "training_config.yaml").write_text(yaml.safe_dump(saved))
 
 
 @pytest.fixture(scope="module")
@@ -191,13 +192,12 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     from train.ablations.runs import saved_config
     from train.evaluation.baselines import shallow_learner
     from train.lightning.module import datamodule_from_run_config
-    from train.reward.data import RewardDataModule
 
     label = f"{SHALLOW_LABEL}, ER²Score's training rows"
     er2_rows = {name: {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv")} for name in ("rexval", "er2-metrics")}
     (reward_run,) = {Path(r["run_dir"]) for r in json.loads((out / "er2-metrics.json").read_text())["runs"]
                      if r["name"] == specs["reward"].run_name}
-    dm = datamodule_from_run_config(RewardDataModule, saved_config(reward_run))
+    dm = datamodule_from_run_config(saved_config(reward_run))
     train = dm.split_rows()["train"]
     assert train and len(train) < len(dm._read(dm.rows))  # the run's train split only
     pairs = read_rexval(str(synthetic / "synthetic_rexval"))
@@ -214,7 +214,7 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
     def direct_kendall(run_name: str) -> tuple[float, int]:
         (run_dir,) = {Path(r["run_dir"]) for name in ("er2-loss", "er2-lambda")
                       for r in json.loads((out / f"{name}.json").read_text())["runs"] if r["name"] == run_name}
-        dm = datamodule_from_run_config(RewardDataModule, saved_config(run_dir))
+        dm = datamodule_from_run_config(saved_config(run_dir))
         rows = dm.split_rows()["train"]
         model = shallow_learner([r.reference for r in rows], [r.candidate for r in rows],
                                 [dm.system.total_to_internal(r.total) for r in rows])
@@ -295,14 +295,23 @@ def test_a_missing_run_is_trained_once_then_reused(synthetic, finished_runs, tin
 
 
 def test_a_changed_setting_is_not_reused():
-    spec = RunSpec((REWARD, TOTAL_ONLY))
-    stated = flatten(merged_config(spec, ("--model.lam=0.5",)))
-    assert stated["model.init_args.loss_terms"] == "total" and stated["model.init_args.lam"] == 0.5
-    saved = dict(stated, **{"model.class_path": "train.reward.modules.ER2RewardModel",
-                            "model.init_args.lr": 0.00005, "data.eval_batch_size": 99, "trainer.default_root_dir": "x"})
-    assert config_differences(stated, saved) == []  # same class, 5.0e-5 == 0.00005, ignored keys
-    saved["model.init_args.lam"] = 1.0
-    assert config_differences(stated, saved) == ["model.init_args.lam: run has 1.0, config says 0.5"]
+    configs, overrides = (REWARD, TOTAL_ONLY), ("--model.lam=0.5",)
+    saved = resolve(*configs, args=overrides)
+    assert saved["model"]["init_args"]["loss_terms"] == "total" and saved["model"]["init_args"]["lam"] == 0.5
+    saved["model"]["class_path"] = "train.reward.modules.ER2RewardModel"  # the same class by another path
+    saved["model"]["init_args"]["lr"] = "0.00005"  # 5.0e-5 written otherwise
+    saved["data"]["init_args"]["eval_batch_size"] = 99  # ignored: does not change what is trained
+    saved["trainer"]["default_root_dir"] = "x"
+    assert run_differences(configs, saved, overrides) == {}
+    saved["model"]["init_args"]["lam"] = 1.0
+    assert describe_differences(run_differences(configs, saved, overrides)) == [
+        "model.init_args.lam: run has 1.0, config says 0.5"]
+    del saved["model"]["init_args"]["cross_weight"]  # a run from before a setting existed: its default is not compared
+    saved["model"]["init_args"]["lam"] = 0.5
+    assert run_differences(configs, saved, overrides) == {}
+    del saved["model"]["init_args"]["loss_terms"]  # but a stated one is
+    assert describe_differences(run_differences(configs, saved, overrides)) == [
+        "model.init_args.loss_terms: not in the run's config, config says 'total'"]
 
 
 def test_bad_table_names_and_profiles_are_clear(tmp_path, capsys):
@@ -331,7 +340,7 @@ def test_the_paper_profile_fails_naming_what_it_could_not_load(synthetic, tmp_pa
     assert ablations_main(["--table", "rexval", "--profile", "paper", "--out", str(tmp_path / "plain")]) == 1
     assert "needs the ReXVal dataset (PhysioNet" in capsys.readouterr().err
 
-    raw = load_config(ROOT / "configs/ablations/paper.yaml")
+    raw = read_yaml(ROOT / "configs/ablations/paper.yaml")
     raw["data"]["rexval"] = str(synthetic / "synthetic_rexval")
     profile = tmp_path / "paper.yaml"
     profile.write_text(yaml.safe_dump(raw))
@@ -432,7 +441,7 @@ def test_er2_truncation_compares_model_and_shallow_learner_on_cut_and_whole_prom
 
     cfg = saved_config(runs_root / specs["reward"].run_name)
     tok, template = load_tokenizer(cfg["model"]["init_args"]["backbone"]), cfg["model"]["init_args"]["prompt_template"]
-    dev = [json.loads(line) for line in Path(cfg["data"]["rows"]).read_text().splitlines()]
+    dev = [json.loads(line) for line in Path(cfg["data"]["init_args"]["rows"]).read_text().splitlines()]
     lengths = [len(tok(format_prompt(template, r["reference"], r["candidate"]))["input_ids"])
                for r in dev if r["split"] == "dev"]
     assert parts["cut"]["candidates"] == sum(n > 430 for n in lengths) > 0

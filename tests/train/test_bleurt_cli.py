@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from train.__main__ import main
-from train.bleurt.cli import BleurtCLI
 from train.bleurt.data import BleurtDataModule
+from train.lightning.cli import RadscoreCLI
 from train.bleurt.modules import MONITOR, ClinicalBLEURTRegressor, check_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,10 +33,10 @@ def test_there_are_sample_and_paper_configs():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
     """The paper config gets a tiny stand-in backbone (BLEURT-20 cannot be downloaded here)."""
-    default = BleurtCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}", *CPU])
-    assert default.run_dir() == Path("checkpoints") / f"bleurt_{config.stem}"  # apart from other tasks' runs
-    cli = BleurtCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}",
-                                     f"--run_dir={tmp_path}", *CPU])
+    default = RadscoreCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}", *CPU])
+    assert default.run_folder().path == Path("checkpoints", "bleurt", config.stem)  # apart from other tasks' runs
+    cli = RadscoreCLI(run=False, args=["--config", str(config), f"--model.init_args.backbone={tiny_backbone}",
+                                       f"--run_dir={tmp_path}", *CPU])
     assert isinstance(cli.model, ClinicalBLEURTRegressor)
     assert cli.datamodule.backbone == tiny_backbone  # linked from the model
     assert cli.datamodule.max_length == cli.model.hparams.max_length
@@ -45,13 +45,13 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
     if config.stem == "paper":
         hp = cli.model.hparams
         assert (hp.lr, hp.warmup_ratio, cli.datamodule.batch_size, cli.trainer.max_epochs) == (1e-5, 0.1, 16, 1)
-        from train.lightning.configs import load_config
+        from train.lightning.configs import read_configs
 
-        assert load_config(config)["model"]["init_args"]["backbone"] == "lucadiliello/BLEURT-20-D12"
+        assert read_configs(config)["model"]["init_args"]["backbone"] == "lucadiliello/BLEURT-20-D12"
 
 
 def _train(*args):
-    return main(["bleurt", *args])
+    return main(list(args))
 
 
 def test_fast_dev_run_through_the_command_line(rows, tiny_backbone, tmp_path):
@@ -134,9 +134,8 @@ def test_other_checkpoints_and_subcommands_are_refused(tmp_path, capsys):
         check_checkpoint({"radscore": {"task": "ner-iob"}})
     with pytest.raises(ValueError, match="not a radscore checkpoint"):
         check_checkpoint({})
-    with pytest.raises(SystemExit):
-        _train("predict", "--config", str(ROOT / "configs/bleurt/sample.yaml"))
-    assert "invalid choice: 'predict' (choose from 'fit', 'validate', 'test')" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no predict step: score with radscore"):
+        ClinicalBLEURTRegressor.predict_step(None, {}, 0)
 
 
 def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path, tiny_backbone, default_synthetic,
@@ -176,7 +175,7 @@ def test_data_module_generates_synthetic_rows_and_reports_empty_splits(tmp_path,
 
 
 def test_a_diff_marked_model_trains_exports_and_is_scored_on_marked_pairs(rows, tiny_backbone, tmp_path):
-    """``--model.init_args.candidate_format diff_marked`` (an opt-in, issue #46): linked into the data module,
+    """``--model.init_args.candidate_format diff_marked`` (an opt-in): given to the data module too,
     recorded in the export's manifest, and the thin package scores the export on marked pairs."""
     import yaml
 
@@ -186,8 +185,8 @@ def test_a_diff_marked_model_trains_exports_and_is_scored_on_marked_pairs(rows, 
 
     assert _train("fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), f"--data.train_path={rows}",
                   f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=128",
-                  "--model.init_args.candidate_format=diff_marked", "--trainer.max_epochs=1", "--test_baselines=false",
-                  f"--run_dir={tmp_path}", *CPU) == 0
+                  "--model.init_args.candidate_format=diff_marked", "--trainer.max_epochs=1", f"--run_dir={tmp_path}",
+                  *CPU) == 0
     saved = yaml.safe_load(next(tmp_path.glob("logs/version_*/config.yaml")).read_text())
     assert saved["model"]["init_args"]["candidate_format"] == "diff_marked"
     assert read_manifest(tmp_path / "export", "bleurt")["candidate_format"] == "diff_marked"

@@ -24,11 +24,11 @@ def test_a_whole_number_on_the_command_line_is_a_count_of_batches():
         "limit_val_batches": 2}  # the last one wins, as on any command line
 
 
-def test_every_task_cli_hands_the_trainer_an_int(tmp_path):
-    """Through a task's real CLI class: even where the parser made 1.0 of "1" (as on the GPU host of
-    issue #30), what reaches the Trainer is the int 1, i.e. one batch."""
-    cli = parse_cli("bleurt", ["--config", "configs/bleurt/sample.yaml", f"--run_dir={tmp_path}",
-                               "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1"])
+def test_the_cli_hands_the_trainer_an_int(tmp_path):
+    """Through the real CLI class: even where the parser made 1.0 of "1" (as a library version did on
+    a GPU host), what reaches the Trainer is the int 1, i.e. one batch."""
+    cli = parse_cli(["--config", "configs/bleurt/sample.yaml", f"--run_dir={tmp_path}",
+                     "--trainer.limit_val_batches=1", "--trainer.limit_test_batches=1"])
     cli.config["trainer"]["limit_val_batches"] = 1.0  # what jsonargparse handed the Trainer there
     RadscoreCLI.before_instantiate_classes(cli)
     assert cli.config["trainer"]["limit_val_batches"] == 1 and type(cli.config["trainer"]["limit_val_batches"]) is int

@@ -12,9 +12,7 @@ import torch
 from radscore.export import MANIFEST, read_manifest
 from train.release.export import export_any
 from train.release.base import STAGING_PREFIX, ExportTargetError, UnsafeCheckpointError, staged_export
-from train.ner.cli import NERCLI
-from train.ner.data import NERDataModule
-from train.ner.modules import NERTagger
+from train.lightning.cli import RadscoreCLI
 
 ROOT = Path(__file__).resolve().parents[2]
 HUB = ROOT / "tests" / "fixtures" / "ratener_hub"
@@ -25,7 +23,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "WANDB_MODE": "offline", "HF_HUB_O
 def run(tiny_backbone, tmp_path_factory):
     """A one-epoch IOB run on the hub fixture, with its export."""
     run_dir = tmp_path_factory.mktemp("ner_run")
-    NERCLI(NERTagger, NERDataModule, args=[
+    RadscoreCLI(args=[
         "fit", "--config", str(ROOT / "configs" / "ner" / "iob_sample.yaml"), f"--run_dir={run_dir}",
         f"--data.data_dir={HUB}", f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=1",
         "--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.enable_progress_bar=false"])

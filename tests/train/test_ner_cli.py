@@ -6,28 +6,30 @@ from pathlib import Path
 import pytest
 import torch
 
-from train.ner.cli import NERCLI
+from train.lightning.cli import RadscoreCLI
+from train.lightning.configs import config_args, config_chain
 from train.ner.data import NERDataModule
-from train.ner.modules import IOBTagger, NERTagger, SpanTagger
+from train.ner.modules import IOBTagger, SpanTagger
 
 ROOT = Path(__file__).resolve().parents[2]
 HUB = ROOT / "tests" / "fixtures" / "ratener_hub"
-CONFIGS = sorted((ROOT / "configs" / "ner").glob("*.yaml"))
+CONFIGS = sorted((ROOT / "configs" / "ner").rglob("*.yaml"))
 CPU = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.precision=32-true"]
 
 
 def test_there_are_sample_and_paper_configs():
-    names = {c.stem for c in CONFIGS}
-    assert {"iob_sample", "span_sample", "iob_deberta_v3", "iob_medical_ner", "span_biomedbert",
-            "span_sapbert", "span_bluebert", "span_medcpt", "span_biolord",
-            "iob_deberta_v3_mimic", "iob_deberta_v3_radiopaedia"} <= names
+    names = {c.relative_to(ROOT / "configs" / "ner").with_suffix("").as_posix() for c in CONFIGS}
+    assert {"iob_sample", "span_sample", "iob_deberta_v3", "iob_deberta_v3/medical_ner", "span_biolord/biomedbert",
+            "span_biolord/sapbert", "span_biolord/bluebert", "span_biolord/medcpt", "span_biolord",
+            "iob_deberta_v3/mimic", "iob_deberta_v3/radiopaedia"} <= names
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
-    """Paper configs get a tiny stand-in backbone (their weights cannot be downloaded here)."""
-    cli = NERCLI(NERTagger, NERDataModule, run=False, args=[
-        "--config", str(config), f"--model.init_args.backbone={tiny_backbone}",
+    """Paper configs (an overlay after its base) get a tiny stand-in backbone (their weights cannot
+    be downloaded here)."""
+    cli = RadscoreCLI(run=False, args=[
+        *config_args(config_chain(config)), f"--model.init_args.backbone={tiny_backbone}",
         f"--run_dir={tmp_path}", *CPU])
     assert isinstance(cli.model, (IOBTagger, SpanTagger))
     assert cli.datamodule.scheme == cli.model.scheme
@@ -36,7 +38,7 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tmp_path):
 
 
 def _fit(config, run_dir, *extra):
-    NERCLI(NERTagger, NERDataModule, args=["fit", "--config", str(config), f"--run_dir={run_dir}", *extra])
+    RadscoreCLI(args=["fit", "--config", str(config), f"--run_dir={run_dir}", *extra])
 
 
 # SPEC §1.3, written out here (not imported) so that a change of the package's order fails the test.
@@ -52,7 +54,7 @@ def test_sample_configs_fast_dev_run(name, tmp_path):
 @pytest.mark.parametrize("name", ["iob_sample", "span_sample"])
 def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backbone, tmp_path):
     from radscore.export import read_manifest
-    from train.ner.export import export_ner
+    from train.release.base import export_checkpoint
 
     _fit(ROOT / "configs" / "ner" / f"{name}.yaml", tmp_path, f"--data.data_dir={HUB}",
          f"--model.init_args.backbone={tiny_backbone}", "--trainer.max_epochs=2")
@@ -89,7 +91,7 @@ def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backb
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
 
     # export again from the run folder with the command's function: same weights
-    again = export_ner(ckpt, tmp_path / "export2", metrics)
+    again = export_checkpoint(ckpt, tmp_path / "export2", metrics)
     assert (again / "model.safetensors").read_bytes() == (export / "model.safetensors").read_bytes()
 
 

@@ -25,16 +25,16 @@ def test_only_new_head_load_reports_count_as_harmless():
 def test_a_training_run_prints_its_own_lines_without_the_known_noise(tmp_path, tiny_backbone):
     import yaml
 
-    from train.lightning.configs import load_config
+    from train.lightning.configs import read_yaml
 
-    config = load_config(ROOT / "configs/ner/iob_sample.yaml")
+    config = read_yaml(ROOT / "configs/ner/iob_sample.yaml")
     config["model"]["init_args"]["backbone"] = tiny_backbone
     config["trainer"].update(max_epochs=1, limit_train_batches=2, limit_val_batches=1, limit_test_batches=1)
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WANDB_MODE": "offline"}
     script = ("import warnings, sys\nfrom train.__main__ import main\n"
-              "rc = main(['ner', 'fit', '--config', sys.argv[1], '--run_dir', sys.argv[2]])\n"
+              "rc = main(['fit', '--config', sys.argv[1], '--run_dir', sys.argv[2]])\n"
               "warnings.warn('an unrelated warning stays visible')\n")
     done = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "run")], capture_output=True,
                           text=True, env=env, timeout=600, cwd=ROOT)

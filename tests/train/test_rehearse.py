@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from train.lightning.architectures import REAL
-from train.lightning.configs import load_config
+from train.lightning.configs import config_chain, read_configs, read_yaml
 from train.rehearsal.rehearse import FAST, Rehearsal, discover
 from train.rehearsal.standins import MISSING, hub_ids, substitution
 
@@ -81,10 +81,10 @@ def test_every_paper_config_naming_a_hub_model_is_known(tmp_path):
     """A new paper config with a model nobody made a stand-in for fails here, not on a GPU."""
     jobs = discover(hub_ids(), None, fast=False)
     for rel, _ in jobs:
-        cfg = load_config(ROOT / rel)
+        cfg = read_configs(*config_chain(ROOT / rel))
         backbone = ((cfg.get("model") or {}).get("init_args") or {}).get("backbone") or cfg.get("scorer", {}).get("encoder")
         assert backbone in hub_ids(), (rel, backbone)
-    profile = load_config(ROOT / "configs" / "ablations" / "paper.yaml")
+    profile = read_yaml(ROOT / "configs" / "ablations" / "paper.yaml")
     encoders = [v if isinstance(v, str) else v["encoder"] for v in profile["tables"]["encoders"]["rows"].values()]
     for model in [*encoders, profile["baselines"]["bertscore_model"], profile["data"]["rate_eval"]]:
         assert model in hub_ids(), model

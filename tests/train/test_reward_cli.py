@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from train.__main__ import main as train_main
-from train.lightning.configs import load_config
+from train.lightning.cli import RadscoreCLI
+from train.lightning.configs import config_args, config_chain, read_configs
 from train.reward import ER2RewardModel, RewardDataModule
-from train.reward.cli import RewardCLI
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = sorted((ROOT / "configs" / "reward").glob("*.yaml"))
+CONFIGS = sorted((ROOT / "configs" / "reward").rglob("*.yaml"))
 CPU = ["--trainer.accelerator=cpu", "--trainer.devices=1", "--trainer.precision=32-true"]
 PAPER_DECODERS = {"paper_llama3", "vicuna_7b", "meditron_7b", "gemma_7b", "qwen1_5_7b", "phi_2"}
 
@@ -46,17 +46,16 @@ def tiny_llama(tmp_path_factory, tiny_backbone):
 
 def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
     names = {c.stem for c in CONFIGS}
-    assert {"sample", "paper_llama3_total_only", "paper_llama3_individual_only"} | PAPER_DECODERS <= names
-    assert {f"paper_llama3_lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0")} <= names
-    paper = load_config(ROOT / "configs/reward/paper_llama3.yaml")
+    assert {"sample", "total_only", "individual_only"} | PAPER_DECODERS <= names
+    assert {f"lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0")} <= names
+    paper = read_configs(ROOT / "configs/reward/paper_llama3.yaml")
     assert paper["model"]["init_args"]["backbone"] == "meta-llama/Meta-Llama-3-8B"
-    assert paper["data"]["batch_size"] == 6 and paper["trainer"]["max_epochs"] == 4
+    assert paper["data"]["init_args"]["batch_size"] == 6 and paper["trainer"]["max_epochs"] == 4
     assert (paper["model"]["init_args"]["lam"], paper["model"]["init_args"]["c"]) == (1.0, 0.01)
     assert paper["trainer"]["precision"] == "bf16-mixed"
-    for name, key, value in [("paper_llama3_total_only", "loss_terms", "total"),
-                             ("paper_llama3_individual_only", "loss_terms", "individual"),
-                             ("paper_llama3_lambda0_5", "lam", 0.5), ("paper_llama3_lambda3_0", "lam", 3.0)]:
-        cfg = load_config(ROOT / f"configs/reward/{name}.yaml")  # resolved through base:
+    for name, key, value in [("total_only", "loss_terms", "total"), ("individual_only", "loss_terms", "individual"),
+                             ("lambda0_5", "lam", 0.5), ("lambda3_0", "lam", 3.0)]:
+        cfg = read_configs(*config_chain(ROOT / f"configs/reward/paper_llama3/{name}.yaml"))  # after its base
         assert cfg["model"]["init_args"][key] == value
         cfg["model"]["init_args"][key] = paper["model"]["init_args"][key]
         assert cfg["model"] == paper["model"] and cfg["data"] == paper["data"]  # nothing else differs
@@ -66,13 +65,14 @@ def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
 def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama, er2_rows, tmp_path):
     """Paper configs get a tiny random Llama in place of their 7-8B backbones (no download here)."""
     stand_in = tiny_backbone if config.stem == "sample" else tiny_llama
-    cli = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
-        "--config", str(config), f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}",
-        f"--run_dir={tmp_path}", *CPU])
+    configs = config_args(config_chain(config))
+    cli = RadscoreCLI(run=False, args=[
+        *configs, f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", *CPU])
     assert isinstance(cli.model, ER2RewardModel) and cli.model.system.n == 6
-    default = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
-        "--config", str(config), f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}", *CPU])
-    assert default.run_dir() == Path("checkpoints") / f"reward_{config.stem}"  # apart from other tasks' runs
+    default = RadscoreCLI(run=False, args=[
+        *configs, f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}", *CPU])
+    # checkpoints/<the config's path under configs/>: apart from other tasks' runs
+    assert default.run_folder().path == Path("checkpoints", *config.relative_to(ROOT / "configs").with_suffix("").parts)
     dm = cli.datamodule
     assert dm.backbone == stand_in and dm.system == cli.model.system  # linked from the model
     assert dm.prompt_template == cli.model.reward.prompt_template and dm.max_length == cli.model.reward.max_length
@@ -87,7 +87,7 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama,
 
 
 def test_sample_config_fast_dev_run_through_the_command(er2_rows, tmp_path):
-    assert train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"),
+    assert train_main(["fit", "--config", str(ROOT / "configs/reward/sample.yaml"),
                        f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", "--trainer.fast_dev_run=true"]) == 0
 
 
@@ -98,7 +98,7 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows
     from train.release.export import export_any
 
     lora = ["--model.init_args.finetune=lora", "--model.init_args.lora_target_modules=[query,value]"]
-    train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
+    train_main(["fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
                 f"--model.init_args.backbone={tiny_backbone}", *(lora if finetune == "lora" else []),
                 f"--run_dir={tmp_path}", "--trainer.max_epochs=2", *CPU])
     weights = Path("adapter", "adapter_model.safetensors") if finetune == "lora" else Path("model", "model.safetensors")
@@ -158,22 +158,26 @@ def test_fit_tests_exports_and_er2score_reproduces_the_module(finetune, er2_rows
 def test_unknown_task_and_bad_template_are_clear(er2_rows, tiny_backbone, tmp_path, capsys):
     assert train_main(["rewards"]) == 2
     with pytest.raises(ValueError, match="prompt template must contain"):
-        RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+        RadscoreCLI(run=False, args=[
             "--config", str(ROOT / "configs/reward/sample.yaml"), f"--model.init_args.backbone={tiny_backbone}",
             "--model.init_args.prompt_template=only {reference}", f"--run_dir={tmp_path}", *CPU])
 
 
-def test_a_diff_marked_reward_model_trains_on_marked_prompts_and_exports_the_format(er2_rows, tiny_backbone, tmp_path):
-    """``--model.init_args.candidate_format diff_marked`` (an opt-in, issue #46): linked into the data module, its
+def test_a_diff_marked_reward_model_trains_on_marked_prompts_and_exports_the_format(er2_rows, tiny_backbone, tmp_path,
+                                                                                   no_shallow):
+    """``--model.init_args.candidate_format diff_marked`` (an opt-in): given to the data module too, its
     prompts carry the marked candidate, the export records the format (ER2Score then marks, tests/radscore)."""
     from radscore.reward_model import encode_prompts
     from radscore.text import mark_differences
 
-    train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={er2_rows}",
-                f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.candidate_format=diff_marked",
-                "--trainer.max_epochs=1", "--test_baselines=false", f"--run_dir={tmp_path}", *CPU])
+    # the shallow learner's fit is not what this test is about
+    train_main(["fit", "--config", str(ROOT / "configs/reward/sample.yaml"), "--config", no_shallow,
+                f"--data.rows={er2_rows}", f"--model.init_args.backbone={tiny_backbone}",
+                "--model.init_args.candidate_format=diff_marked", "--trainer.max_epochs=1", f"--run_dir={tmp_path}", *CPU])
+    lines = [json.loads(x) for x in (tmp_path / "test_predictions.jsonl").read_text().splitlines()]
+    assert lines and all("shallow_ridge" not in line["baselines"] and "bleu4" in line["baselines"] for line in lines)
     assert json.loads((tmp_path / "export" / "reward_model.json").read_text())["candidate_format"] == "diff_marked"
-    cli = RewardCLI(ER2RewardModel, RewardDataModule, run=False, args=[
+    cli = RadscoreCLI(run=False, args=[
         "--config", str(ROOT / "configs/reward/sample.yaml"), f"--model.init_args.backbone={tiny_backbone}",
         f"--data.rows={er2_rows}", "--model.init_args.candidate_format=diff_marked", f"--run_dir={tmp_path}", *CPU])
     assert cli.datamodule.candidate_format == "diff_marked"  # linked from the model

@@ -1,7 +1,7 @@
-"""<run>/test_predictions.jsonl (issue #46): after a test the reward and bleurt tasks write one line per
-test row (id, reference group, the model's prediction, the label(s), the baselines' scores on it), and the
-logged test statistics are recomputed from it. ``python -m train <task> test --ckpt_path`` writes it too.
-Tiny random backbones, SYNTHETIC rows."""
+"""<run>/test_predictions.jsonl: after a test the reward and bleurt tasks write one line per test row (id,
+reference group, the model's prediction, the label(s), the baselines' scores on it: the callback
+``RatedTestReport``), and the logged test statistics are recomputed from it. ``python -m train test
+--ckpt_path`` writes it too. Tiny random backbones, SYNTHETIC rows."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _pair_accuracy(lines: list[dict], score) -> float:
 def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path, monkeypatch):
     rows = synthetic / "synthetic_er2" / "radcliq_synthetic.jsonl"
     run = tmp_path / "run"
-    assert train_main(["reward", "fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
+    assert train_main(["fit", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
                        f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=256", f"--run_dir={run}",
                        "--trainer.max_epochs=1", "--trainer.limit_train_batches=2",
                        *CPU]) == 0
@@ -82,7 +82,7 @@ def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
     (run / "test_predictions.jsonl").unlink()
     ckpt = sorted((run / "ckpt").glob("best-*.ckpt"))[-1]
     monkeypatch.chdir(tmp_path)
-    assert train_main(["reward", "test", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
+    assert train_main(["test", "--config", str(ROOT / "configs/reward/sample.yaml"), f"--data.rows={rows}",
                        f"--model.init_args.backbone={tiny_backbone}", "--model.init_args.max_length=256", f"--ckpt_path={ckpt}",
                        *CPU]) == 0
     again = _lines(run / "test_predictions.jsonl")
@@ -95,7 +95,7 @@ def test_reward_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
 def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, tiny_backbone, tmp_path, monkeypatch):
     rows = synthetic / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
     run = tmp_path / "run"
-    assert train_main(["bleurt", "fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
+    assert train_main(["fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
                        f"--data.train_path={rows}", f"--model.init_args.backbone={tiny_backbone}",
                        "--model.init_args.max_length=128", "--trainer.max_epochs=1", "--trainer.limit_train_batches=2", f"--run_dir={run}", *CPU]) == 0
     metrics = json.loads((run / "test_metrics.json").read_text())
@@ -110,7 +110,7 @@ def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
     (run / "test_predictions.jsonl").unlink()
     ckpt = sorted((run / "ckpt").glob("best-*.ckpt"))[-1]
     monkeypatch.chdir(tmp_path)
-    assert train_main(["bleurt", "test", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
+    assert train_main(["test", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
                        f"--data.train_path={rows}", f"--model.init_args.backbone={tiny_backbone}",
                        "--model.init_args.max_length=128", f"--ckpt_path={ckpt}", *CPU]) == 0
     assert [x["prediction"] for x in _lines(run / "test_predictions.jsonl")] == pytest.approx(pred, abs=1e-5)
@@ -118,15 +118,16 @@ def test_bleurt_fit_writes_predictions_that_give_the_logged_figures(synthetic, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
-def test_a_test_limited_to_its_first_batches_writes_the_rows_it_scored(synthetic, tiny_backbone, tmp_path):
-    """--trainer.limit_test_batches (the GPU session's CPU rehearsal): the predictions of the rows the test
-    scored, no error; without the limit every test row must have its prediction."""
+def test_a_test_limited_to_its_first_batches_writes_the_rows_it_scored(synthetic, tiny_backbone, tmp_path, no_shallow):
+    """--trainer.limit_test_batches (as the rehearsal tests): the predictions of the rows the test scored, no
+    error; without the limit every test row must have its prediction. Without the shallow learner
+    (``RatedTestReport(shallow: false)``) the lines carry every other baseline."""
     rows = synthetic / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"
     run = tmp_path / "run"
-    assert train_main(["bleurt", "fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"),
+    assert train_main(["fit", "--config", str(ROOT / "configs/bleurt/sample.yaml"), "--config", no_shallow,
                        f"--data.train_path={rows}", f"--model.init_args.backbone={tiny_backbone}",
                        "--model.init_args.max_length=128", "--trainer.max_epochs=1", "--trainer.limit_train_batches=2",
-                       "--data.eval_batch_size=2", "--trainer.limit_test_batches=1", "--test_baselines=false",
+                       "--data.eval_batch_size=2", "--trainer.limit_test_batches=1",
                        f"--run_dir={run}", *CPU]) == 0
     lines = _lines(run / "test_predictions.jsonl")
     assert len(lines) == 2 and json.loads((run / "test_metrics.json").read_text())

@@ -112,16 +112,16 @@ def check_file(path: str, what: str) -> None:
 
 
 def check_run_resources(flat: dict, where: str) -> None:
-    """Check what a training config needs: every ``*.backbone`` model, ``data.data_dir`` dataset
-    and ``data.{rows,val_rows,test_rows}`` file (``flat``: dotted keys of the merged config)."""
+    """Check what a training config needs: every ``*.backbone`` model, ``data.init_args.data_dir``
+    dataset and ``data.init_args.{rows,val_rows,test_rows}`` file (``flat``: dotted keys of the configs)."""
     for key, value in flat.items():
         leaf = key.rsplit(".", 1)[-1]
         if value in (None, "", []):
             continue
         if leaf == "backbone":
             check_model(value, "model", f"{where} ({key}): ")
-        elif key == "data.data_dir":
+        elif key == "data.init_args.data_dir":
             check_dataset(value, "dataset", f"{where} ({key}): ")
-        elif key in ("data.rows", "data.val_rows", "data.test_rows"):
+        elif key in ("data.init_args.rows", "data.init_args.val_rows", "data.init_args.test_rows"):
             for path in [value] if isinstance(value, str) else list(value):
                 check_file(path, f"{where} ({key}): data file")

@@ -1,12 +1,13 @@
-"""Training runs behind the ablation tables: reuse a finished run, or train it the way
-``python -m train <task> fit --config …`` does (the same command, in a subprocess).
+"""Training runs behind the ablation tables: reuse a finished run, or train it with
+``python -m train fit --config …`` (the same command a user runs, in a subprocess).
 
-A run folder is ``<runs_root>/<run name>`` (the run name is the last config's stem, as
-``python -m train``). It counts as finished when it holds ``export/radscore_manifest.json`` and
-``test_metrics.json``; it is reused when, in addition, every setting that the run's configs and
-overrides state explicitly equals the resolved config the run saved (``export/training_config.yaml``,
-else its newest ``logs/version_*/config.yaml``). Settings that do not change what is trained
-(:data:`IGNORED_KEYS`) are not compared. Otherwise the run is trained (again) in that folder.
+A run folder is where that command puts it by default, under ``<runs_root>`` instead of
+``checkpoints`` (:func:`run_folder`). It counts as finished when it holds
+``export/radscore_manifest.json`` and ``test_metrics.json``; it is reused when, in addition, the
+config its configs and overrides resolve to (through the training CLI, defaults filled in) equals
+the resolved config the run saved (``export/training_config.yaml``, else its newest
+``logs/version_*/config.yaml``). Settings that do not change what is trained (:data:`IGNORED_KEYS`)
+are not compared. Otherwise the run is trained (again) in that folder.
 
 Before training, every model, dataset and data file the configs name is checked
 (:func:`train.ablations.resources.check_run_resources`), so a missing one fails in one line.
@@ -23,63 +24,25 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from radscore.export import MANIFEST
 from train.ablations.profile import ProfileError, RunSpec
 from train.ablations.resources import ResourceUnavailable, RowUnavailable, check_run_resources
-from train.lightning.configs import deep_merge
-from train.lightning.run_folder import RunFolder, default_run_name
-from train.tasks import TRAINING_TASKS
+from train.lightning.configs import ConfigError, read_configs, resolve
+from train.lightning.run_folder import CHECKPOINTS, RunFolder, default_run_dir
 
 REPO = Path(__file__).resolve().parents[2]
-TASKS = tuple(TRAINING_TASKS)
 IGNORED_KEYS = ("run_dir", "wandb", "config", "trainer.default_root_dir", "trainer.logger",
-                "trainer.enable_progress_bar", "trainer.enable_model_summary", "checkpoint.dirpath",
-                "data.num_workers", "data.eval_batch_size")
+                "trainer.enable_progress_bar", "trainer.enable_model_summary", "trainer.callbacks",
+                "checkpoint.dirpath", "data.init_args.num_workers", "data.init_args.eval_batch_size")
 
 
 class RunFailed(RowUnavailable):
     """A training run that did not finish."""
 
 
-# ---- configs: merge, flatten, compare ---------------------------------------------------------
-def _read_yaml(path: str) -> dict:
-    from train.lightning.configs import ConfigError, load_config
-
-    try:
-        return load_config(path)  # an overlay resolved through its base, as the training CLI does
-    except ConfigError as err:
-        raise RunFailed(f"config {path!r}: {err}") from None
-
-
-def _override_key(key: str) -> list[str]:
-    parts = key.split(".")
-    if parts[0] == "model" and len(parts) > 1 and parts[1] not in ("class_path", "init_args"):
-        parts.insert(1, "init_args")  # jsonargparse's shorthand --model.lr for --model.init_args.lr
-    return parts
-
-
-def merged_config(spec: RunSpec, extra_overrides: tuple[str, ...] = ()) -> dict:
-    """The configs merged in order (later keys win, as jsonargparse), then the overrides."""
-    import yaml
-
-    merged: dict = {}
-    for path in spec.configs:
-        merged = deep_merge(merged, _read_yaml(path))
-    for item in (*extra_overrides, *spec.overrides):
-        key, _, text = item[2:].partition("=")
-        parts = _override_key(key)
-        node = merged
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ProfileError(f"override {item!r}: {part!r} is not a section")
-        node[parts[-1]] = yaml.safe_load(text) if text else None
-    return merged
-
-
+# ---- configs: resolve, flatten, compare ---------------------------------------------------------
 def flatten(tree: dict, prefix: str = "") -> dict:
     out = {}
     for key, value in tree.items():
@@ -89,6 +52,14 @@ def flatten(tree: dict, prefix: str = "") -> dict:
         else:
             out[name] = value
     return out
+
+
+def override_key(item: str) -> str:
+    """The dotted key an override ``--key=value`` sets (``--model.lr`` is ``model.init_args.lr``)."""
+    parts = item[2:].partition("=")[0].split(".")
+    if parts[0] in ("model", "data") and len(parts) > 1 and parts[1] not in ("class_path", "init_args"):
+        parts.insert(1, "init_args")
+    return ".".join(parts)
 
 
 def _number(value):
@@ -111,80 +82,58 @@ def same_value(key: str, stated, saved) -> bool:
     if a is not None and b is not None and not (isinstance(stated, str) and isinstance(saved, str)):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     if isinstance(stated, dict) and isinstance(saved, dict):
-        return not config_differences(flatten(stated), flatten(saved))
+        return not differences(flatten(stated), flatten(saved))
     if isinstance(stated, (list, tuple)) and isinstance(saved, (list, tuple)):
         return len(stated) == len(saved) and all(same_value(key, a, b) for a, b in zip(stated, saved))
     return stated == saved
 
 
-def differing_settings(stated: dict, saved: dict) -> dict:
-    """``{key: (run's value, config's value)}`` for every stated setting the saved config does not
-    match (the run's value :data:`NOT_SET` where its config lacks the key)."""
+NOT_SET = object()
+
+
+def differences(wanted: dict, saved: dict, stated: set | None = None) -> dict:
+    """``{key: (run's value, wanted value)}`` for every flat key of ``wanted`` the saved config does
+    not match (:data:`IGNORED_KEYS` aside). A key the saved config lacks counts (the run's value
+    :data:`NOT_SET`) only when it is in ``stated`` (every key when None): a run from before a
+    setting existed is not retrained for that setting's default."""
     out = {}
-    for key, value in stated.items():
+    for key, value in wanted.items():
         if key in IGNORED_KEYS or any(key.startswith(k + ".") for k in IGNORED_KEYS):
             continue
         if key not in saved:
-            if value is not None:
+            if value is not None and (stated is None or key in stated):
                 out[key] = (NOT_SET, value)
         elif not same_value(key, value, saved[key]):
             out[key] = (saved[key], value)
     return out
 
 
-NOT_SET = object()
-
-
 def describe_differences(differing: dict) -> list[str]:
-    """``key: run has X, config says Y`` for each entry of :func:`differing_settings`."""
+    """``key: run has X, config says Y`` for each entry of :func:`differences`."""
     return [f"{key}: not in the run's config, config says {want!r}" if have is NOT_SET
             else f"{key}: run has {have!r}, config says {want!r}"
             for key, (have, want) in differing.items()]
 
 
-def config_differences(stated: dict, saved: dict) -> list[str]:
-    """``key: run has X, config says Y`` for every stated setting the saved config does not match."""
-    return describe_differences(differing_settings(stated, saved))
+def stated_config(configs, overrides=()) -> dict:
+    """The flat keys the config files state, as written, with the overrides (``--key=value``) applied."""
+    import yaml
+
+    try:
+        flat = flatten(read_configs(*configs))
+    except ConfigError as err:
+        raise RunFailed(str(err)) from None
+    for item in overrides:
+        text = item.partition("=")[2]
+        flat[override_key(item)] = yaml.safe_load(text) if text else None
+    return flat
 
 
-def run_differs_from_config(config: str, saved: dict, overrides: tuple[str, ...] = (), task: str | None = None) -> dict:
-    """:func:`differing_settings` of a run's saved config against ``config`` with ``overrides``
-    (``--key=value`` each, e.g. the run's seed): what the run set otherwise than the config states,
-    and otherwise than the defaults of what it leaves unstated (:func:`default_differences`; ``task``:
-    the training task whose CLI fills them in, by default read from the configs' or the run's
-    ``model.class_path``)."""
-    spec = RunSpec((config,), tuple(overrides))
-    stated, flat = flatten(merged_config(spec)), flatten(saved)
-    return {**differing_settings(stated, flat), **default_differences(spec, stated, flat, task=task)}
-
-
-#: the sections whose settings a config leaves to their defaults are compared with those defaults too
-DEFAULTED_SECTIONS = ("model.", "data.")
-
-
-def default_differences(spec: RunSpec, stated: dict, saved: dict, extra_overrides: tuple[str, ...] = (),
-                        task: str | None = None) -> dict:
-    """:func:`differing_settings` over the model and data settings that ``spec``'s configs and overrides
-    leave to their defaults (``stated``: theirs, flattened), against those defaults as the task's CLI fills
-    them in: a run given another value on its command line (``--model.init_args.candidate_format=diff_marked``)
-    is not the config's run. Settings the run's saved config lacks (a run from before they existed) are not
-    compared, nor :data:`IGNORED_KEYS`."""
-    if task is None:
-        merged = merged_config(spec, extra_overrides)
-        if not (merged.get("model") or {}).get("class_path") and saved.get("model.class_path"):
-            merged = {"model": {"class_path": saved["model.class_path"]}}  # a config that leaves it to its CLI
-        task = task_of(merged, spec)
-    defaults = flatten(_cli_defaults(task, tuple(str(c) for c in spec.configs), (*extra_overrides, *spec.overrides)))
-    unstated = {k: v for k, v in defaults.items() if k.startswith(DEFAULTED_SECTIONS) and k not in stated and k in saved}
-    return differing_settings(unstated, saved)
-
-
-@lru_cache(maxsize=64)
-def _cli_defaults(task: str, configs: tuple[str, ...], overrides: tuple[str, ...]) -> dict:
-    from train.lightning.configs import resolve_cli_config
-
-    more = [a for c in configs[1:] for a in ("--config", c)]
-    return resolve_cli_config(task, configs[0], *more, *overrides)
+def run_differences(configs, saved: dict, overrides=()) -> dict:
+    """:func:`differences` of a run's saved config against what ``configs`` with ``overrides``
+    resolve to through the training CLI (defaults filled in, as the run saved them)."""
+    wanted = flatten(resolve(*configs, args=tuple(overrides)))
+    return differences(wanted, flatten(saved), set(stated_config(configs, overrides)))
 
 
 def saved_config(run_dir: Path) -> dict | None:
@@ -198,22 +147,15 @@ def saved_config(run_dir: Path) -> dict | None:
     return None
 
 
-def task_of(merged: dict, spec: RunSpec) -> str:
-    class_path = str((merged.get("model") or {}).get("class_path") or "")
-    parts = class_path.split(".")
-    if len(parts) >= 2 and parts[0] == "train" and parts[1] in TASKS:
-        return parts[1]
-    raise RunFailed(f"{spec.describe()}: model.class_path {class_path!r} is not a model of train.ner, "
-                    "train.reward or train.bleurt")
+def task_of(spec: RunSpec) -> str:
+    """The task folder of a run's first config (``configs/<task>/…``): the key of ``run_overrides``."""
+    return Path(spec.configs[0]).parent.name
 
 
-def run_folder(task: str, spec: RunSpec) -> str:
-    """The run folder's name: the one ``python -m train <task> fit`` picks by default (the task's
-    CLI prefix, e.g. ``reward_`` and ``bleurt_``, before the last config's stem), so a run made by
+def run_folder(spec: RunSpec, root: Path = CHECKPOINTS) -> Path:
+    """Where ``python -m train fit`` puts the run by default (under ``root``), so that a run made by
     ``make train-reward`` is found and reused; a spec's explicit ``name`` is used as given."""
-    if spec.name:
-        return spec.name
-    return default_run_name(TRAINING_TASKS[task].run_prefix, spec.run_name)
+    return root / spec.name if spec.name else default_run_dir(spec.configs[-1], root)
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -225,7 +167,7 @@ class RunResult:
     status: str                      # "reused" or "trained"
     seconds: float
     test_metrics: dict
-    config: dict = field(default_factory=dict)  # flat merged config (what the profile stated)
+    config: dict = field(default_factory=dict)  # the configs' flat keys as written (what the profile stated)
 
     @property
     def export(self) -> Path:
@@ -279,32 +221,31 @@ class RunManager:
 
     def _ensure(self, spec: RunSpec) -> RunResult:
         t0 = time.perf_counter()
-        first = merged_config(spec)
-        task = task_of(first, spec)
-        merged = merged_config(spec, tuple(self.run_overrides.get(task, ())))
-        flat = flatten(merged)
-        run_dir = self.runs_root / run_folder(task, spec)
+        task = task_of(spec)
+        overrides = (*self.run_overrides.get(task, ()), *spec.overrides)
+        stated = stated_config(spec.configs, overrides)
+        run_dir = run_folder(spec, self.runs_root)
         why = "no finished run (export and test_metrics.json)"
         if finished(run_dir):
             saved = saved_config(run_dir)
-            diffs = (["the run saved no config"] if saved is None else config_differences(flat, flatten(saved))
-                     + describe_differences(default_differences(spec, flat, flatten(saved),
-                                                                tuple(self.run_overrides.get(task, ())), task)))
+            diffs = (["the run saved no config"] if saved is None
+                     else describe_differences(run_differences(spec.configs, saved, overrides)))
             if not diffs:
                 self._say(f"reusing {run_dir} ({spec.describe()})")
-                return RunResult(spec, task, run_dir, "reused", 0.0, _metrics(run_dir), flat)
+                return RunResult(spec, task, run_dir, "reused", 0.0, _metrics(run_dir), stated)
             why = "its config differs: " + "; ".join(diffs[:3]) + (" …" if len(diffs) > 3 else "")
-        check_run_resources(flat, spec.describe())
+        check_run_resources(stated, spec.describe())
         self._say(f"training {spec.run_name} into {run_dir}: {why}")
         self._fit(spec, task, run_dir)
         if not finished(run_dir):
             raise RunFailed(f"training {spec.run_name} ended without an export and test_metrics.json in {run_dir}")
-        return RunResult(spec, task, run_dir, "trained", time.perf_counter() - t0, _metrics(run_dir), flat)
+        return RunResult(spec, task, run_dir, "trained", time.perf_counter() - t0, _metrics(run_dir), stated)
 
     def command(self, spec: RunSpec, task: str, run_dir: Path) -> list[str]:
-        configs = [a for c in spec.configs for a in ("--config", c)]
-        return [self.python, "-m", "train", task, "fit", *configs, *self.run_overrides.get(task, ()),
-                *spec.overrides, f"--run_dir={run_dir}"]
+        from train.lightning.cli import fit_args
+
+        return [self.python, "-m", "train",
+                *fit_args(spec.configs, run_dir, (*self.run_overrides.get(task, ()), *spec.overrides))]
 
     def _fit(self, spec: RunSpec, task: str, run_dir: Path) -> None:
         cmd = self.command(spec, task, run_dir)
@@ -329,7 +270,7 @@ class RunManager:
     def ner_test_metrics(self, result: RunResult, subset: str) -> dict:
         """The run's test metrics on ``subset``'s test split: ``test_metrics.json`` when it was
         trained on that subset, else its exported checkpoint tested there (cached in the run folder)."""
-        if str(result.config.get("data.subset", "all")) == subset:
+        if str(result.config.get("data.init_args.subset", "all")) == subset:
             return result.test_metrics
         from radscore.export import read_manifest
         from train.release.base import find_checkpoint
@@ -347,16 +288,14 @@ class RunManager:
             if saved.get("key") == key:
                 return saved["metrics"]
         self._say(f"testing {result.spec.run_name} on the {subset!r} test split ({ckpt})")
-        from train.ner.cli import NERCLI
-        from train.ner.data import NERDataModule
-        from train.ner.modules import NERTagger
+        from train.lightning.cli import RadscoreCLI
+        from train.lightning.configs import config_args
 
-        configs = [a for c in result.spec.configs for a in ("--config", c)]
         argv, sys.argv = sys.argv, sys.argv[:1]  # LightningCLI(args=…) warns when sys.argv holds other arguments
         try:
-            cli = NERCLI(NERTagger, NERDataModule, run=False, args=[
-                *configs, *self.run_overrides.get("ner", ()), *result.spec.overrides, f"--data.subset={subset}",
-                f"--run_dir={result.run_dir}", "--trainer.logger=false",
+            cli = RadscoreCLI(run=False, args=[
+                *config_args(result.spec.configs), *self.run_overrides.get("ner", ()), *result.spec.overrides,
+                f"--data.subset={subset}", f"--run_dir={result.run_dir}", "--trainer.logger=false",
                 f"--trainer.enable_progress_bar={str(self.progress).lower()}"])
         finally:
             sys.argv = argv
@@ -407,5 +346,5 @@ def _last_error(tail: bytes) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-__all__ = ["RunManager", "RunResult", "RunFailed", "ResourceUnavailable", "RowUnavailable", "merged_config",
-           "flatten", "config_differences", "saved_config", "finished"]
+__all__ = ["RunManager", "RunResult", "RunFailed", "ResourceUnavailable", "RowUnavailable", "flatten",
+           "run_differences", "describe_differences", "saved_config", "finished"]

@@ -91,7 +91,7 @@ def _ner_measure(ctx: Context) -> Callable:
         missing = [k for k in NER_KEYS.values() if k not in metrics]
         if missing:
             raise RowUnavailable(f"{run.run_dir}: test metrics lack {missing}")
-        trained_on = run.config.get("data.subset", "all")
+        trained_on = run.config.get("data.init_args.subset", "all")
         source = f"{run.source()}: {run_label(run)}, trained on subset {trained_on!r}"
         return {m: Cell(metrics[k]) for m, k in NER_KEYS.items()}, source
     return measure
@@ -239,12 +239,11 @@ def er2_train_rows(run: RunResult):
     from train.ablations.resources import ResourceUnavailable
     from train.ablations.runs import saved_config
     from train.lightning.module import datamodule_from_run_config
-    from train.reward.data import RewardDataModule
 
     cfg = saved_config(run.run_dir)
     if cfg is None:
         raise ResourceUnavailable(f"{run.run_dir} saved no config to read its training rows from")
-    dm = datamodule_from_run_config(RewardDataModule, cfg)
+    dm = datamodule_from_run_config(cfg)
     return dm, dm.split_rows()["train"]
 
 

@@ -20,7 +20,7 @@ this module reads its checkpoints (e.g. ``lucadiliello/BLEURT-20-D12``: ``config
 
 :func:`load_regressor` and :func:`load_tokenizer` accept any backbone: a BLEURT checkpoint is
 converted on the fly, anything else goes to ``AutoModelForSequenceClassification(num_labels=1)``
-and ``AutoTokenizer``. ``python -m train bleurt convert SRC --out DIR`` writes a converted folder
+and ``AutoTokenizer``. ``python -m train bleurt-convert SRC --out DIR`` writes a converted folder
 that ``radscore.ClinicalBLEURT`` and ``from_pretrained`` load directly.
 """
 
@@ -182,3 +182,17 @@ def convert(source: str, out_dir: str | Path) -> Path:
     convert_bleurt_model(folder).save_pretrained(out_dir)
     convert_bleurt_tokenizer(folder).save_pretrained(out_dir)
     return out_dir
+
+
+def main(argv: list[str]) -> int:
+    """``python -m train bleurt-convert <BLEURT folder or Hub id> --out DIR``."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m train bleurt-convert",
+                                description="convert a BLEURT (bleurt-pytorch layout) checkpoint into "
+                                "a transformers 5 sequence-regression folder")
+    p.add_argument("source", help="folder or Hub id, e.g. lucadiliello/BLEURT-20-D12")
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    print(f"converted to {convert(a.source, a.out)}")
+    return 0

@@ -29,7 +29,7 @@ from pytorch_lightning.utilities import rank_zero_info
 from torch.utils.data import DataLoader
 
 from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
-from data.ratings import RatedPair
+from data.ratings import RatedPair, RatedSplit
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
 from radscore.text import check_candidate_format
@@ -97,9 +97,6 @@ class BleurtDataModule(pl.LightningDataModule):
             (``benchmarks/quality/learning_curve.py``); the shallow learner of the test table is fitted on
             the same share.
     """
-
-    #: the model's arguments the CLI links into the data module (defined once, in the model)
-    linked_from_model = ("backbone", "max_length", "candidate_format")
 
     def __init__(self, train_path: str = SYNTHETIC_BLEURT, val_path: str | None = None,
                  test_path: str | None = None,
@@ -210,59 +207,12 @@ class BleurtDataModule(pl.LightningDataModule):
                          f"{sum(i.encoded.truncated for i in items):9d}")
         rank_zero_info("ClinicalBLEURT data (max_length %d pieces)\n%s" % (self.max_length, "\n".join(lines)))
 
-    def baseline_scores(self, split: str = "test", shallow: bool = True) -> dict:
-        """Per row of ``split``: the text-only baselines' scores (:data:`train.evaluation.baselines.BESIDE_MODEL`)
-        and the shallow learner's (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff n-grams and
-        counts, fitted on the train rows only). ``{"rows": [RatedPair], "target": ratings, "scores": {name:
-        array over rows}, "chosen": {...}}``, computed once per split (:meth:`baseline_metrics` and the
-        test predictions file read the same)."""
-        cache = self.__dict__.setdefault("_baseline_scores", {})
-        key = (split, shallow)  # without the shallow learner: every other baseline, its fit saved
-        if key in cache:
-            return cache[key]
-        from train.evaluation.baselines import BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_rating_scores
-
-        splits = self.read_splits()
-        rows = splits[split]
-        refs, cands, target = [p.reference for p in rows], [p.candidate for p in rows], [p.rating for p in rows]
-        scores, _ = score_baselines(refs, cands, BESIDE_MODEL)
-        train = splits.get("train") or []
-        chosen = {}
-        if split != "train" and len(train) >= 2 and shallow:
-            scores[SHALLOW_NAME], chosen = shallow_rating_scores(
-                [p.reference for p in train], [p.candidate for p in train], [p.rating for p in train], refs, cands)
-        cache[key] = {"rows": rows, "target": target, "scores": scores, "chosen": chosen}
-        return cache[key]
-
-    def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
-        """Pearson and Kendall of the text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on
-        the rows of ``split``, for the table beside the model's metrics, and of the shallow learner
-        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: ridge on diff n-grams and counts) fitted on the train
-        rows only, with the values it chose on validation; from the per-row scores of :meth:`baseline_scores`."""
-        from train.evaluation.baselines import SHALLOW_NAME, rating_statistics
-
-        got = self.baseline_scores(split)
-        return {n: {**rating_statistics(s, got["target"]), **(got["chosen"] if n == SHALLOW_NAME else {})}
-                for n, s in got["scores"].items()}
-
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True,
-                         scored_only: bool = False) -> list[dict]:
-        """The lines of ``test_predictions.jsonl``: per row of ``split``, its id, reference group, the
-        model's ``prediction``, its ``label`` (the quality target) and the baselines' scores on it
-        (:meth:`baseline_scores`). A row without a prediction is an error unless ``scored_only`` (a test
-        limited to its first batches: the lines of the rows it scored)."""
-        from collections import Counter
-
-        got = self.baseline_scores(split, shallow)
-        repeated = sorted(k for k, n in Counter(r.id for r in got["rows"]).items() if n > 1)
-        if repeated:
-            raise ValueError(f"{split}: row ids must be unique for per-row predictions; repeated: {repeated[:5]}")
-        missing = sorted({r.id for r in got["rows"]} - set(predictions))
-        if missing and not scored_only:
-            raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
-        return [{"id": row.id, "group": row.group, **predictions[row.id], "label": got["target"][k],
-                 "baselines": {n: float(v[k]) for n, v in got["scores"].items()}}
-                for k, row in enumerate(got["rows"]) if row.id in predictions]
+    def rated_split(self, split: str) -> RatedSplit:
+        """The rows of ``split`` with their quality target and the labels of the per-row predictions file."""
+        rows = self.read_splits()[split]
+        target = [p.rating for p in rows]
+        return RatedSplit([p.id for p in rows], [p.group for p in rows], [p.reference for p in rows],
+                          [p.candidate for p in rows], target, [{"label": t} for t in target])
 
     def collate(self, items: list[PairItem]) -> dict:
         pad = self.tokenizer.pad_token_id

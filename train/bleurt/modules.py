@@ -23,7 +23,7 @@ from radscore.text import check_candidate_format
 from train.bleurt.convert import load_regressor
 from train.bleurt.metrics import regression_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info, class_path
 
 TASK = "bleurt"
 MONITOR = "val/pearson"  # the ClinicalBLEURT task's monitored key (higher is better), defined once
@@ -46,6 +46,8 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
             differences from the reference marked, :func:`radscore.text.mark_differences`) or ``diff_only``
             (our opt-in: an empty reference paired with the marked candidate); recorded in the export's manifest, which scores with the same format. Linked into the data module.
     """
+
+    monitor, monitor_mode = MONITOR, MONITOR_MODE
 
     def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 1e-5, head_lr: float | None = None,
                  weight_decay: float = 0.01, warmup_ratio: float = 0.1, max_length: int = 512,
@@ -97,6 +99,10 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
                 if row is not None:
                     self.test_predictions.setdefault(row, {"prediction": float(p)})
 
+    def predict_step(self, batch, batch_idx):
+        raise ValueError("ClinicalBLEURT has no predict step: score with radscore (radscore.ClinicalBLEURT, or "
+                         "radscore score --metric bleurt --model <export>)")
+
     def configure_optimizers(self):
         head = {id(p) for p in self.head_parameters()}
         return adamw_linear_warmup(self, [p for p in self.parameters() if id(p) not in head],
@@ -104,10 +110,30 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
 
     # --- checkpoints: refuse a checkpoint of another task -------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        checkpoint["radscore"] = {"task": TASK}
+        checkpoint["radscore"] = {"task": TASK, "class_path": class_path(self)}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         check_checkpoint(checkpoint)
+
+
+    # --- export: the folder radscore.ClinicalBLEURT loads ---------------------------------------------
+    def export_files(self, folder, state: dict) -> dict:
+        """A standard ``*ForSequenceClassification`` model with one output and its tokenizer; the
+        manifest fields say how it reads its input (``max_length`` and the length rule, the template,
+        the candidate format) and the target it was trained on (formula and weights)."""
+        from data.clinical_bleurt import check_weights
+        from train.bleurt.convert import load_tokenizer
+
+        self.model.config.problem_type = "regression"
+        data_hp = state.get("datamodule_hyper_parameters") or {}
+        target = {"formula": "1 - error_score / max_sentlen", "weights": check_weights(data_hp.get("weights")),
+                  "prefer": data_hp.get("prefer", "counts"), "note": "rows with only a score were trained on that score"}
+        self.model.save_pretrained(folder)
+        load_tokenizer(self.hparams.backbone).save_pretrained(folder)
+        return {"backbone": self.hparams.backbone,
+                "max_length": int(data_hp.get("max_length", self.hparams.max_length)),
+                "length_rule": "longest_first", "input": "[CLS] reference [SEP] candidate [SEP]", "target": target,
+                "candidate_format": data_hp.get("candidate_format", self.hparams.get("candidate_format", "plain"))}
 
 
 def check_checkpoint(checkpoint: dict) -> None:

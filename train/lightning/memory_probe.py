@@ -56,12 +56,13 @@ WIDTH_KEYS = ("hidden", "heads", "intermediate", "vocab", "kv_heads", "position_
 
 
 def config_facts(path: str | Path) -> dict:
-    """What the probe needs of a training config: task kind, real model facts, fine-tuning mode."""
-    from train.lightning.configs import load_config
+    """What the probe needs of a training config (a paper overlay is read after its base): task kind,
+    real model facts, fine-tuning mode."""
+    from train.lightning.configs import config_chain, init_args, read_configs
 
-    cfg = load_config(path)
-    args = (cfg.get("model") or {}).get("init_args") or {}
-    data = cfg.get("data") or {}
+    cfg = read_configs(*config_chain(path))
+    args = init_args(cfg, "model")
+    data = init_args(cfg, "data")
     class_path = str((cfg.get("model") or {}).get("class_path", ""))
     hub_id = args.get("backbone")
     real = REAL.get(hub_id) or BLEURT.get(hub_id)

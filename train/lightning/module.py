@@ -168,15 +168,30 @@ def keep_train_groups(rows: list, fraction: float, seed: int, source: str) -> li
     return [r for r in rows if r.group in kept]
 
 
-def datamodule_from_run_config(cls, cfg: dict):
-    """``cls`` (a data module with ``linked_from_model``, the model arguments its CLI links into it) as a
-    run built it, from the run's resolved config (``logs/version_N/config.yaml`` or the export's
-    ``training_config.yaml``): the ``data`` section, with the linked arguments taken from the model's
-    ``init_args`` (the saved ``data`` section leaves them out)."""
+def datamodule_from_run_config(cfg: dict):
+    """The data module a run built, from its resolved config (``logs/version_N/config.yaml`` or the
+    export's ``training_config.yaml``): ``data.class_path`` with its ``init_args`` and the model
+    settings the CLI links into it (the saved ``data`` section leaves them out)."""
+    import importlib
+    import inspect
+
+    from train.lightning.cli import LINKED
+
     data = dict(cfg.get("data") or {})
-    init = (cfg.get("model") or {}).get("init_args") or {}
-    data.update({name: init[name] for name in cls.linked_from_model if name in init})
-    return cls(**data)
+    module, _, name = str(data.get("class_path") or "").rpartition(".")
+    if not module:
+        raise ValueError("the run's config names no data.class_path")
+    cls = getattr(importlib.import_module(module), name)
+    args = dict(data.get("init_args") or {})
+    model = (cfg.get("model") or {}).get("init_args") or {}
+    accepted = inspect.signature(cls).parameters
+    args.update({k: model[k] for k in LINKED if k in model and k in accepted})
+    return cls(**args)
+
+
+def class_path(module) -> str:
+    """``module.Class`` of a LightningModule, recorded in its checkpoints so that an export knows what to load."""
+    return f"{type(module).__module__}.{type(module).__qualname__}"
 
 
 def checkpoint_info(checkpoint: dict, expected_task: str) -> dict:

@@ -1,6 +1,6 @@
 """The layout of a training run folder, spelled once.
 
-``python -m train <task> fit`` writes (``checkpoints/<prefix><config stem>/`` unless ``--run_dir``)::
+``python -m train fit`` writes (:func:`default_run_dir` unless ``--run_dir``)::
 
     <run>/ckpt/best-epoch=01-step=40.ckpt   the best checkpoint on the task's monitored key
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
@@ -17,17 +17,25 @@ import json
 from pathlib import Path
 
 BEST_FILENAME = "best-{epoch:02d}-{step}"  # ModelCheckpoint's filename template (no .ckpt)
+CHECKPOINTS = Path("checkpoints")
+CONFIGS = "configs"
 
 
 def _by_mtime(paths) -> list[Path]:
     return sorted(paths, key=lambda p: p.stat().st_mtime)
 
 
-def default_run_name(prefix: str, stem: str) -> str:
-    """The run folder's name for a config stem: the task's prefix (``reward_``, ``bleurt_``: their
-    config stems ``sample`` and ``paper`` would collide with another task's runs) before the stem,
-    unless the stem already starts with it."""
-    return stem if not prefix or stem.startswith(prefix.rstrip("_")) else prefix + stem
+def default_run_dir(config: str | Path | None, root: Path = CHECKPOINTS) -> Path:
+    """Where a run of ``config`` (the last ``--config`` of the command line) goes by default: its
+    path under ``configs/`` without ``.yaml`` (``configs/reward/sample.yaml`` ->
+    ``checkpoints/reward/sample``), or ``checkpoints/<stem>`` for a file elsewhere."""
+    if config is None:
+        return root / "run"
+    path = Path(config)
+    parts = path.with_suffix("").parts
+    if CONFIGS in parts[:-1]:
+        return root.joinpath(*parts[len(parts) - 1 - parts[::-1].index(CONFIGS) + 1:])
+    return root / path.stem
 
 
 class RunFolder:

@@ -9,6 +9,7 @@ those of the whole split under DDP too (the distributed sampler may repeat up to
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import torch
 import pytorch_lightning as pl
@@ -21,7 +22,7 @@ from data.iob import iob_to_spans, spans_to_iob
 from train.ner.data import word_tags
 from train.ner.metrics import ner_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info
+from train.lightning.module import EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info, class_path
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
 
     task = "ner"
     scheme = ""
-    monitor = MONITOR
+    monitor, monitor_mode = MONITOR, "max"
 
     def __init__(self, backbone: str = PACKAGED_MINILM, lr: float = 5e-5, head_lr: float | None = None,
                  weight_decay: float = 0.01, warmup_ratio: float = 0.1):
@@ -89,7 +90,22 @@ class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
 
     # --- checkpoints: refuse a checkpoint of another task or label set ------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        checkpoint["radscore"] = {"task": f"{self.task}-{self.scheme.lower()}", "labels": list(IOB_LABELS)}
+        checkpoint["radscore"] = {"task": f"{self.task}-{self.scheme.lower()}", "labels": list(IOB_LABELS),
+                                  "class_path": class_path(self)}
+
+    # --- export: the folder radscore loads ------------------------------------------------------
+    def export_files(self, folder: Path, state: dict) -> dict:
+        """IOB: a standard token-classification folder (``config.json`` with the SPEC ``id2label``,
+        weights, tokenizer) that the released ``ratescore`` package also loads unchanged; span: the
+        encoder folder plus ``span_head.safetensors`` and ``span_head.json``. Returns the manifest fields."""
+        from transformers import AutoTokenizer
+
+        self.model.save_pretrained(folder)
+        AutoTokenizer.from_pretrained(resolve_model_path(self.hparams.backbone)).save_pretrained(folder)
+        return {"backbone": self.hparams.backbone, "labels": list(IOB_LABELS), **self.export_extra(folder)}
+
+    def export_extra(self, folder: Path) -> dict:
+        return {}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         check_checkpoint(checkpoint, f"{self.task}-{self.scheme.lower()}")
@@ -128,6 +144,14 @@ class IOBTagger(NERTagger):
 
     def head_parameters(self):
         return list(self.model.classifier.parameters())
+
+    def export_extra(self, folder: Path) -> dict:
+        import json
+
+        cfg = json.loads((folder / "config.json").read_text())  # the released scorer reads id2label from it
+        if {int(k): v for k, v in cfg["id2label"].items()} != ID2LABEL:
+            raise AssertionError("exported config.json lost the SPEC id2label")
+        return {}
 
     def forward(self, input_ids, attention_mask):
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -183,6 +207,9 @@ class SpanTagger(NERTagger):
 
     def head_parameters(self):
         return list(self.model.head.parameters())
+
+    def export_extra(self, folder: Path) -> dict:
+        return {"max_span_width": self.hparams.max_span_width}
 
     def forward(self, batch):
         return self.model(batch["input_ids"], batch["attention_mask"], batch["span_starts"],

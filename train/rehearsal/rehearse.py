@@ -46,14 +46,23 @@ from pathlib import Path
 
 import yaml
 
-from train.lightning.configs import load_config
+from train.lightning.configs import config_chain, read_configs, read_yaml
 from train.rehearsal.comparators import StageSkipped
-from train.tasks import COMMANDS, TRAINING_TASKS
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "checkpoints" / "rehearsal"
-# the config folders of the commands in train/tasks.py, in its order (NER first: the tune configs use its export)
-TASK_FOLDERS = tuple(Path(c.configs).name for c in COMMANDS.values() if c.configs)
+# the config folders rehearsed, NER first: the tune configs use its export
+TASK_FOLDERS = ("ner", "reward", "bleurt", "tune")
+TRAINING_FOLDERS = ("ner", "reward", "bleurt")
+# the command-line overrides that point a paper config's user-filled local data at the REHEARSAL rows
+# ({data}: the rehearsal's data folder, {system}: the config's scoring system); NER's Hub dataset id
+# resolves to a stand-in instead
+REHEARSAL_ROWS = {
+    "reward": ("--data.rows={data}/synthetic_er2/{system}_synthetic.jsonl", "--data.val_rows=null",
+               "--data.test_rows=null"),
+    "bleurt": ("--data.train_path={data}/synthetic_bleurt/clinical_bleurt_synthetic.jsonl", "--data.val_path=null",
+               "--data.test_path=null", "--data.generate_synthetic=false"),
+}
 ACCELERATORS = ("auto", "cpu", "gpu")
 # the trainer overrides of every rehearsed stage, the accelerator aside (rehearsal_trainer adds it)
 REHEARSAL_TRAINER = ["--trainer.devices=1", "--trainer.max_epochs=1",
@@ -62,7 +71,7 @@ REHEARSAL_TRAINER = ["--trainer.devices=1", "--trainer.max_epochs=1",
 CUDA_ONLY_PRECISIONS = {"16-mixed", "16", "16-true"}  # fp16 autocast: CUDA only in this setup
 # --fast: one config per model family and data layout (the full run covers every config).
 FAST = ("configs/ner/iob_deberta_v3.yaml", "configs/ner/span_biolord.yaml", "configs/reward/paper_llama3.yaml",
-        "configs/reward/vicuna_7b.yaml", "configs/bleurt/paper.yaml", "configs/tune/rate_eval_paragraph.yaml",
+        "configs/reward/paper_llama3/vicuna_7b.yaml", "configs/bleurt/paper.yaml", "configs/tune/rate_eval_paragraph.yaml",
         "configs/tune/rexval.yaml")
 SCORE_PAIRS = (["No pleural effusion. Heart size is normal.", "Small left pleural effusion."],
                ["Small right pleural effusion. Heart size is normal.", "No pleural effusion."])
@@ -150,7 +159,7 @@ def _strings(node):
 
 
 def names_hub_id(config: Path, hub_ids) -> bool:
-    raw = load_config(config)  # an overlay's base too: its values are the run's
+    raw = read_configs(*config_chain(config))  # an overlay's base too: its values are the run's
     return any(s in hub_ids for s in _strings(raw))
 
 
@@ -159,7 +168,7 @@ def discover(hub_ids, only: str | None = None, fast: bool = False) -> list[tuple
     (NER first: the tune configs and the ablations use its export)."""
     jobs = []
     for task in TASK_FOLDERS:
-        for cfg in sorted((REPO / "configs" / task).glob("*.yaml")):
+        for cfg in sorted((REPO / "configs" / task).rglob("*.yaml")):
             rel = cfg.relative_to(REPO).as_posix()
             if fast and rel not in FAST:
                 continue
@@ -173,15 +182,10 @@ def discover(hub_ids, only: str | None = None, fast: bool = False) -> list[tuple
 # --- the stages ---------------------------------------------------------------------------------
 
 def _train(argv: list[str]) -> None:
-    """What ``python -m train <argv>`` runs (the same entry point of each task), in this process;
-    a non-zero exit is an error."""
-    task, rest = argv[0], list(argv[1:])
-    if task == "export":
-        from train.release.export import export_any
+    """What ``python -m train <argv>`` runs, in this process; a non-zero exit is an error."""
+    from train.__main__ import main
 
-        export_any(rest[0], rest[rest.index("--out") + 1] if "--out" in rest else None)
-        return
-    code = COMMANDS[task].main()(rest)
+    code = main(list(argv))
     if code not in (0, None):
         raise RuntimeError(f"python -m train {' '.join(argv[:3])} … exited with {code}")
 
@@ -283,10 +287,10 @@ class Rehearsal:
         if limits:
             entry.stages["limits"] = limits
         t0 = time.perf_counter()
-        cfg = load_config(REPO / rel)  # resolved through base: (train/lightning/configs.py)
+        cfg = read_configs(*config_chain(REPO / rel))  # an overlay after its base
         if str(entry.model_class or "").startswith("no stand-in"):
             entry.stages["all"] = f"not rehearsed: {entry.model_class}"
-        elif task in TRAINING_TASKS:
+        elif task in TRAINING_FOLDERS:
             self.rehearse_training(entry, rel, task, cfg)
         elif task == "tune":
             self.rehearse_tune(entry, rel, cfg)
@@ -294,44 +298,45 @@ class Rehearsal:
         return entry
 
     def data_overrides(self, task: str, cfg: dict | None = None) -> list[str]:
-        """The task's REHEARSAL rows in place of the user's local data (``TrainingTask.rehearsal_rows``;
+        """The task's REHEARSAL rows in place of the user's local data (:data:`REHEARSAL_ROWS`;
         none for NER, whose Hub dataset id resolves to the REHEARSAL RaTE-NER fixture)."""
         system = ((cfg or {}).get("model") or {}).get("init_args", {}).get("system") or "radcliq"
-        return [arg.format(data=self.data, system=system) for arg in TRAINING_TASKS[task].rehearsal_rows]
+        return [arg.format(data=self.data, system=system) for arg in REHEARSAL_ROWS.get(task, ())]
 
     def rehearse_training(self, entry: Entry, rel: str, task: str, cfg: dict) -> None:
         from train.ablations.profile import RunSpec
         from train.ablations.runs import run_folder
+        from train.lightning.cli import fit_args
         from train.lightning.run_folder import RunFolder
 
-        run = self.runs / run_folder(task, RunSpec(configs=(rel,)))  # where the ablation tables look for it
-        common = ["--config", str(REPO / rel), f"--run_dir={run}", *self.trainer,
-                  *self.data_overrides(task, cfg)]
+        chain = [str(p) for p in config_chain(REPO / rel)]
+        run = run_folder(RunSpec(configs=tuple(chain)), self.runs)  # where the ablation tables look for it
+        overrides = [*self.trainer, *self.data_overrides(task, cfg)]
+        common = fit_args(chain, run, overrides)[1:]  # the fit's arguments, for validate and test too
 
         def fit():
             _check_cuda_needs(cfg, self.accelerator)
-            _train([task, "fit", *common])
+            _train(fit_args(chain, run, overrides))
 
         if not self.stage(entry, "fit", fit):
             for name in ("validate", "test", "export", "score", "publish"):
                 entry.stages[name] = "skipped: fit did not succeed"
             return
         ckpt = str(RunFolder(run).last_checkpoint)
-        self.stage(entry, "validate", lambda: _train([task, "validate", *common, f"--ckpt_path={ckpt}"]))
-        self.stage(entry, "test", lambda: _train([task, "test", *common, f"--ckpt_path={ckpt}"]))
+        self.stage(entry, "validate", lambda: _train(["validate", *common, f"--ckpt_path={ckpt}"]))
+        self.stage(entry, "test", lambda: _train(["test", *common, f"--ckpt_path={ckpt}"]))
         export = RunFolder(run).export
         self.stage(entry, "export", lambda: _train(["export", str(run), "--out", str(export)]))
         self.exports[rel] = export
         self.stage(entry, "score", lambda: score_export(export))
         publish_args = [str(export), "--repo-id", f"rehearsal/{Path(rel).stem.replace('_', '-')}", "--dry-run"]
-        if TRAINING_TASKS[task].rehearsal_rows:  # REHEARSAL rows are not the real data: say what they are
+        if REHEARSAL_ROWS.get(task):  # REHEARSAL rows are not the real data: say what they are
             publish_args += ["--dataset", "REHEARSAL: SYNTHETIC rows from the radscore sample corpus",
                              "--license", "other"]
         self.stage(entry, "publish", lambda: _train(["publish", *publish_args]))
         if self.ddp and rel in DDP_CONFIGS:
             ddp_run = run.with_name(run.name + "_ddp")
-            args = [task, "fit", *[a for a in common if not a.startswith("--run_dir=")], f"--run_dir={ddp_run}",
-                    *DDP_TRAINER]
+            args = fit_args(chain, ddp_run, [*overrides, *DDP_TRAINER])
             self.stage(entry, "ddp-fit", lambda: _train_subprocess(args, self.out / "logs" / f"{ddp_run.name}.log"))
 
     def rehearse_tune(self, entry: Entry, rel: str, cfg: dict) -> None:
@@ -383,9 +388,9 @@ class Rehearsal:
     def rehearse_ablations(self, code_paths: dict[str, str] | None = None) -> list[Entry]:
         from train.ablations.cli import main as ablations_main
 
-        profile = fill_ablation_profile(load_config(REPO / "configs/ablations/paper.yaml"),
+        profile = fill_ablation_profile(read_yaml(REPO / "configs/ablations/paper.yaml"),
                                         self.data, self.runs, self.out / "ablations",
-                                        {t: [*self.trainer, *self.data_overrides(t)] for t in TRAINING_TASKS})
+                                        {t: [*self.trainer, *self.data_overrides(t)] for t in TRAINING_FOLDERS})
         path = self.filled / "ablations_paper.yaml"
         self.filled.mkdir(parents=True, exist_ok=True)
         path.write_text("# REHEARSAL copy of configs/ablations/paper.yaml\n" + yaml.safe_dump(profile, sort_keys=False))

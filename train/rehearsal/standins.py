@@ -388,11 +388,11 @@ def describe_config(path: Path) -> dict:
     from train.lightning.memory import estimate_training_memory
     from train.lightning.module import adamw_kernel
 
-    from train.lightning.configs import load_config
+    from train.lightning.configs import config_chain, init_args, read_configs
 
-    cfg = load_config(path)  # an overlay resolved through its base
-    args = ((cfg.get("model") or {}).get("init_args") or {})
-    data = cfg.get("data") or {}
+    cfg = read_configs(*config_chain(path))  # an overlay after its base
+    args = init_args(cfg, "model")
+    data = init_args(cfg, "data")
     trainer = cfg.get("trainer") or {}
     hub_id = args.get("backbone") or (cfg.get("scorer") or {}).get("encoder")
     real = REAL.get(hub_id) or BLEURT.get(hub_id) or CUSTOM_CODE.get(hub_id)

@@ -1,9 +1,7 @@
 """What every exporter shares: reading a checkpoint safely and writing the export folder safely.
 
-The task exporters (:mod:`train.ner.export`, :mod:`train.bleurt.export`, :mod:`train.reward.export`)
-call :func:`export_checkpoint` with their module classes and their own files;
-:mod:`train.release.export` (``python -m train export``) finds them in :mod:`train.tasks`. Nothing
-here imports an exporter, so the dependency runs one way.
+:func:`export_checkpoint` exports a checkpoint of any task: the module class is named in the
+checkpoint, and each training module writes its own model files (``export_files``).
 
 Safety rules:
 - checkpoints are read with ``torch.load(..., weights_only=True)``: a ``.ckpt`` that carries code
@@ -26,7 +24,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 import torch
 
@@ -82,30 +80,44 @@ def finish_export(out_dir: Path, ckpt: Path, metrics: dict | None) -> Path:
     return out_dir
 
 
-def export_checkpoint(ckpt: str | Path, out_dir: str | Path, metrics: dict | None, classes: dict[str, type],
-                      check: Callable[[dict, str], None],
-                      write: Callable[[Path, Any, dict, str], dict]) -> Path:
-    """What every exporter does around its own files: read ``ckpt`` safely
-    (:func:`load_checkpoint_dict`), ``check(state, kind)`` it (its ``radscore`` entry), load the
-    LightningModule of its kind from ``classes`` on the CPU (``weights_only=True``) in eval mode,
-    then in a staging folder (:func:`staged_export`) call ``write(folder, module, state, kind)``,
-    which writes the model files and returns the task's manifest fields, and add the manifest (with
-    the checkpoint relative to its run folder, epoch and global step), ``metrics.json`` and
+def module_class(state: dict, ckpt: Path) -> type:
+    """The LightningModule class that made a checkpoint: named in its ``radscore`` entry, else in the
+    resolved config its run saved (``model.class_path``)."""
+    import importlib
+
+    info = state.get("radscore")
+    if info is None:
+        raise ValueError(f"{ckpt}: not a radscore checkpoint (no 'radscore' entry)")
+    path = info.get("class_path")
+    if not path:
+        cfg = training_config(ckpt)
+        if cfg is not None:
+            import yaml
+
+            path = ((yaml.safe_load(cfg.read_text(encoding="utf-8")) or {}).get("model") or {}).get("class_path")
+    if not path:
+        raise ValueError(f"{ckpt}: the checkpoint names no model class and its run folder holds no "
+                         "logs/version_*/config.yaml that does")
+    module, _, name = str(path).rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def export_checkpoint(ckpt: str | Path, out_dir: str | Path, metrics: dict | None = None) -> Path:
+    """Export a checkpoint of any task: read it safely (:func:`load_checkpoint_dict`), load its
+    LightningModule on the CPU in eval mode (which checks the checkpoint's task and settings), then in
+    a staging folder (:func:`staged_export`) let the module write its model files
+    (``export_files(folder, state)``, returning the task's manifest fields) and add the manifest
+    (kind, the checkpoint relative to its run folder, epoch and global step), ``metrics.json`` and
     ``training_config.yaml`` (:func:`finish_export`)."""
     ckpt = Path(ckpt)
     state = load_checkpoint_dict(ckpt)
-    kind = (state.get("radscore") or {}).get("task")
-    if kind not in classes:
-        if len(classes) > 1:
-            raise ValueError(f"{ckpt}: checkpoint of task {kind!r}; expected one of {list(classes)}")
-        kind = next(iter(classes))  # check() says what is wrong with it
-    check(state, kind)
-    module = classes[kind].load_from_checkpoint(str(ckpt), map_location="cpu", weights_only=True)
+    cls = module_class(state, ckpt)
+    module = cls.load_from_checkpoint(str(ckpt), map_location="cpu", weights_only=True)
     module.eval()
     with staged_export(out_dir) as folder:
-        fields = write(folder, module, state, kind)
-        write_manifest(folder, kind, checkpoint=RunFolder.checkpoint_name(ckpt), epoch=state.get("epoch"),
-                       global_step=state.get("global_step"), **fields)
+        fields = module.export_files(folder, state)
+        write_manifest(folder, state["radscore"]["task"], checkpoint=RunFolder.checkpoint_name(ckpt),
+                       epoch=state.get("epoch"), global_step=state.get("global_step"), **fields)
         finish_export(folder, ckpt, metrics)
     return Path(out_dir)
 

@@ -30,7 +30,7 @@ import torch
 from pytorch_lightning.utilities import rank_zero_info, rank_zero_warn
 from torch.utils.data import DataLoader
 
-from data.ratings import ER2Row, pair_er2_rows, read_er2_jsonl
+from data.ratings import ER2Row, RatedSplit, pair_er2_rows, read_er2_jsonl
 from radscore.models import PACKAGED_MINILM
 from radscore.reward_model import DEFAULT_PROMPT_TEMPLATE, check_template, encode_prompts, load_tokenizer
 from radscore.systems import ScoringSystem, load_system
@@ -121,9 +121,6 @@ class RewardDataModule(pl.LightningDataModule):
             (``benchmarks/quality/learning_curve.py``); the shallow learner of the test table is fitted on
             the same share.
     """
-
-    #: the model's arguments the CLI links into the data module (defined once, in the model)
-    linked_from_model = ("backbone", "system", "prompt_template", "max_length", "candidate_format")
 
     def __init__(self, rows: str | list[str] = DEFAULT_ROWS, val_rows: str | list[str] | None = None,
                  test_rows: str | list[str] | None = None, val_fraction: float = 0.15, test_fraction: float = 0.15,
@@ -222,92 +219,19 @@ class RewardDataModule(pl.LightningDataModule):
             if not self.splits[split]:
                 raise ValueError(f"the {split} split has no pair (rows {self.summaries[split]})")
 
-    def baseline_scores(self, split: str = "test", shallow: bool = True) -> dict:
-        """Per row of ``split`` (its paired candidates, as the model is measured there): the text-only
-        baselines' scores (:data:`train.evaluation.baselines.BESIDE_MODEL`) and the shallow learner's
-        (:data:`~train.evaluation.baselines.SHALLOW_NAME`: the ridge on the totals, and under
-        ``<name>_pair`` the linear score of the logistic pair model), both fitted on the train split's
-        rows and pairs only. Returns ``{"rows": [ER2Row], "pairs": [(better index, worse index)],
-        "target": internal totals, "scores": {name: array over rows}, "chosen": {...}}``; computed once
-        per split (:meth:`baseline_metrics` and the test predictions file read the same)."""
-        cache = self.__dict__.setdefault("_baseline_scores", {})
-        key = (split, shallow)  # without the shallow learner: every other baseline, its fit saved
-        if key in cache:
-            return cache[key]
-        from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_NAME, score_baselines, shallow_pair_scores,
-                                                shallow_rating_scores)
-
-        def distinct(pairs):
-            return list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
-
-        pairs = self.pairs[split]
-        rows = distinct(pairs)
+    def rated_split(self, split: str) -> RatedSplit:
+        """The rows of ``split``'s pairs, each once, in pair order, with their totals in internal
+        (higher-is-better) units as the target, the labels of the per-row predictions file and the
+        pairs as (accepted, rejected) row indices: what the model is measured on there."""
+        s, pairs = self.system, self.pairs[split]
+        rows = list({row.id: row for p in pairs for row in (p.accepted, p.rejected)}.values())
         where = {r.id: k for k, r in enumerate(rows)}
-        refs, cands = [r.reference for r in rows], [r.candidate for r in rows]
-        scores, _ = score_baselines(refs, cands, BESIDE_MODEL)
-        train = self.pairs.get("train") or []
-        chosen = {}
-        if split != "train" and train and shallow:
-            trows = distinct(train)
-            scores[SHALLOW_NAME], chosen = shallow_rating_scores(
-                [r.reference for r in trows], [r.candidate for r in trows],
-                [self.system.total_to_internal(r.total) for r in trows], refs, cands)
-            scores[f"{SHALLOW_NAME}_pair"], pair_chosen = shallow_pair_scores(
-                [p.reference for p in train], [p.accepted.candidate for p in train],
-                [p.rejected.candidate for p in train], refs, cands)
-            chosen.update({f"pair_{k}": v for k, v in pair_chosen.items()})
-        cache[key] = {"rows": rows, "pairs": [(where[p.accepted.id], where[p.rejected.id]) for p in pairs],
-                      "target": [self.system.total_to_internal(r.total) for r in rows], "scores": scores,
-                      "chosen": chosen}
-        return cache[key]
-
-    def baseline_metrics(self, split: str = "test") -> dict[str, dict[str, float]]:
-        """The text-only baselines (:data:`train.evaluation.baselines.BESIDE_MODEL`) on the pairs of ``split``,
-        as the model is measured there: pair accuracy of the total (a tie is a miss) and Kendall
-        tau-b against the totals of the paired candidates. Beside them the shallow learner
-        (:data:`~train.evaluation.baselines.SHALLOW_NAME`), fitted on the train split's pairs and rows only:
-        its pair accuracy from the logistic pair model, its Kendall from the ridge on the totals, and
-        beside them the values each chose on a validation part of the train rows (``alpha``,
-        ``char_weight``, ``count_weight`` of the ridge; ``pair_alpha``, ... of the pair model).
-        Computed from the per-row scores of :meth:`baseline_scores`."""
-        import numpy as np
-
-        from train.evaluation.baselines import SHALLOW_NAME, pair_accuracy, rating_statistics
-
-        got = self.baseline_scores(split)
-        w = np.array([a for a, _ in got["pairs"]], dtype=np.intp)
-        l = np.array([b for _, b in got["pairs"]], dtype=np.intp)  # noqa: E741
-        out = {}
-        for name, s in got["scores"].items():
-            if name == f"{SHALLOW_NAME}_pair":
-                continue
-            pair_scores = got["scores"].get(f"{SHALLOW_NAME}_pair") if name == SHALLOW_NAME else s
-            out[name] = {"pair_acc": pair_accuracy(pair_scores[w], pair_scores[l]),
-                         "kendall": rating_statistics(s, got["target"])["kendall"],
-                         **(got["chosen"] if name == SHALLOW_NAME else {})}
-        return out
-
-    def prediction_lines(self, predictions: dict[str, dict], split: str = "test", shallow: bool = True,
-                         scored_only: bool = False) -> list[dict]:
-        """The lines of ``test_predictions.jsonl``: per row of ``split`` that the model scored, its id,
-        reference group, the model's ``reward_total`` and per-item ``rewards``, the labels in internal
-        (higher-is-better) units (``label_total``, ``label_subscores``) and in the system's own
-        (``label_total_native``), and the baselines' scores on it (:meth:`baseline_scores`). A row without
-        a prediction is an error unless ``scored_only`` (a test limited to its first batches)."""
-        got = self.baseline_scores(split, shallow)
-        missing = sorted({r.id for r in got["rows"]} - set(predictions))
-        if missing and not scored_only:
-            raise ValueError(f"{split}: the model scored no prediction for row(s) {missing[:5]}")
-        s, out = self.system, []
-        for k, row in enumerate(got["rows"]):
-            if row.id not in predictions:
-                continue
-            out.append({"id": row.id, "group": row.group, **predictions[row.id],
-                        "label_total": got["target"][k],
-                        "label_subscores": dict(zip(s.items, s.to_internal(row.subscores))),
-                        "label_total_native": row.total,
-                        "baselines": {n: float(v[k]) for n, v in got["scores"].items()}})
-        return out
+        target = [s.total_to_internal(r.total) for r in rows]
+        labels = [{"label_total": t, "label_subscores": dict(zip(s.items, s.to_internal(r.subscores))),
+                   "label_total_native": r.total} for r, t in zip(rows, target)]
+        return RatedSplit([r.id for r in rows], [r.group for r in rows], [r.reference for r in rows],
+                          [r.candidate for r in rows], target, labels,
+                          [(where[p.accepted.id], where[p.rejected.id]) for p in pairs])
 
     # --- batches -----------------------------------------------------------------------------------
     def collate(self, items: list[PairItem], cross: bool = False) -> dict:

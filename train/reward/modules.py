@@ -24,7 +24,7 @@ from radscore.systems import load_system
 from train.reward.losses import mre_loss
 from train.reward.metrics import correlation_metrics, pair_metrics
 from train.lightning.distributed import gather_objects
-from train.lightning.module import (EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info,
+from train.lightning.module import (EvalStages, ParameterCounts, adamw_linear_warmup, checkpoint_info, class_path,
                                     enable_activation_checkpointing)
 
 MONITOR = "val/pair_acc"  # the reward task's monitored key, defined once
@@ -68,7 +68,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
     """
 
     task = TASK
-    monitor = MONITOR
+    monitor, monitor_mode = MONITOR, "max"
 
     def __init__(self, backbone: str = PACKAGED_MINILM, system: str | dict = "radcliq",
                  prompt_template: str = DEFAULT_PROMPT_TEMPLATE, max_length: int = 512, lora_r: int = 8,
@@ -199,7 +199,7 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
         keep = set(self.trainable_keys())
         checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
         checkpoint["radscore"] = {"task": self.task, "system": self.system.to_dict(),
-                                  "backbone": self.hparams.backbone}
+                                  "backbone": self.hparams.backbone, "class_path": class_path(self)}
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         check_checkpoint(checkpoint, self.system.to_dict())
@@ -214,6 +214,17 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
         # the frozen backbone is the one just loaded from `backbone`: complete the state dict with it
         for key, value in self.state_dict().items():
             checkpoint["state_dict"].setdefault(key, value)
+
+
+    # --- export: base model id + adapter with its head + scoring system + prompt template -------------
+    def export_files(self, folder, state: dict) -> dict:
+        """What ``radscore.ER2Score(folder)`` loads (:meth:`radscore.reward_model.MultiRewardModel.save`);
+        returns the manifest fields."""
+        system = self.system
+        self.reward.save(folder)
+        return {"base_model": self.hparams.backbone, "system": system.name, "heads": list(system.items),
+                "higher_is_better": system.higher_is_better, "prompt_template": self.reward.prompt_template,
+                "max_length": self.reward.max_length}
 
 
 def check_checkpoint(checkpoint: dict, system: dict | None = None) -> None:
