@@ -30,8 +30,8 @@ def no_shallow(tmp_path_factory):
     """An overlay for a rated task's config: the test report without the shallow learner's fit
     (``RatedTestReport(shallow: false)``), for tests about something else."""
     path = tmp_path_factory.mktemp("overlays") / "no_shallow.yaml"
-    path.write_text("trainer:\n  callbacks:\n    - class_path: train.lightning.callbacks.RatedTestReport\n"
-                    "      init_args: {shallow: false}\n    - class_path: train.lightning.callbacks.Export\n")
+    path.write_text("trainer:\n  callbacks:\n    - class_path: train.callbacks.RatedTestReport\n"
+                    "      init_args: {shallow: false}\n    - class_path: train.callbacks.Export\n")
     return str(path)
 
 

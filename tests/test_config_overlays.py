@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from train.lightning.cli import LINKED
-from train.lightning.configs import config_chain, overlay_base, parse_cli, read_configs, resolve
+from train.lightning.cli import LINKED, parse_cli, resolve
+from train.lightning.configs import config_chain, overlay_base, read_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOLVED = json.loads((ROOT / "tests" / "fixtures" / "resolved_configs.json").read_text(encoding="utf-8"))

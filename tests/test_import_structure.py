@@ -79,6 +79,19 @@ def test_data_never_imports_train():
     assert not bad, "data (readers, generator) does not depend on training:\n" + "\n".join(bad)
 
 
+DATA_MODULES = ("train.ner.data", "train.reward.data", "train.bleurt.data")
+
+
+def test_data_modules_only_load_data():
+    """A training task's data module reads, splits and batches its rows; what is measured beside the
+    model after a test (baselines, the shallow learner, per-row predictions) is the callbacks' work."""
+    arrows = _arrows()
+    assert {a for a, _ in arrows} >= set(DATA_MODULES)
+    bad = [f"{a} imports {b}" for a, b in arrows if a in DATA_MODULES
+           and (_in(b, "train.evaluation") or _in(b, "train.callbacks") or _in(b, "benchmarks"))]
+    assert not bad, "a data module imports evaluation code:\n" + "\n".join(bad)
+
+
 TASK_FOLDERS = ("train.ner", "train.reward", "train.bleurt", "train.tune")
 
 
@@ -90,16 +103,20 @@ def test_no_task_imports_another_task():
 
 
 # train/'s rooms from the bottom up: a module imports its own room and the rooms of lower layers only.
-# Rooms in one layer do not import each other. tasks.py is the command table (its entry points are
-# "module:function" strings, loaded when run), evaluation is metric code; neither imports train.
+# Rooms in one layer do not import each other. evaluation is metric code; callbacks.py holds what follows
+# a test (baselines beside the model, the export), which the training configs name. __main__ dispatches
+# the commands (it imports the training CLI; the other commands' modules are loaded by name when run), so
+# the rehearsal can run any command as ``python -m train`` does.
 TRAIN_LAYERS = (
-    ("tasks", "evaluation"),
+    ("evaluation",),
     ("lightning",),
+    ("__main__",),
     ("release",),
+    ("callbacks",),
     ("ner", "reward", "bleurt", "tune"),
     ("ablations",),
     ("rehearsal",),
-    ("demo", "__main__"),
+    ("demo",),
 )
 
 
@@ -159,4 +176,4 @@ def test_the_layering_check_fails_on_an_upward_import(tmp_path):
 
     assert upward_imports([("train.lightning.module", "train.newroom.thing")]) == [
         "train.newroom.thing: room train/newroom is not in TRAIN_LAYERS"]
-    assert upward_imports([("train.demo", "train.lightning.module"), ("train.rehearsal.rehearse", "train.tasks")]) == []
+    assert upward_imports([("train.demo", "train.lightning.module"), ("train.rehearsal.rehearse", "train.callbacks")]) == []

@@ -29,7 +29,8 @@ from data.ratener import load_split
 from data.samples import RATENER_DIR, REPORTS
 from data.split import read_split
 from data.synth.provenance import MANIFEST as MANIFEST_NAME, pair_records, pair_sources, reference_texts
-from train.lightning.configs import config_chain, resolve
+from train.lightning.configs import config_chain
+from train.lightning.cli import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ from data.annotation import read_reports
 from data.samples import REPORTS
 from data.split import UNSEEN_ANATOMIES, UNSEEN_SPLIT_FILE, make_held_out_split, read_split
 from data.synth.provenance import pair_sources
-from train.lightning.configs import resolve
+from train.lightning.cli import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the sets the unseen-domain experiment trains and evaluates on, at their default sizes; the others empty

@@ -56,12 +56,12 @@ def _export(which: str, tmp_path_factory) -> str:
     # "trained": made here by the real training command, so that CI never skips this case: the
     # sample IOB config on the shipped corpus with a tiny BERT (a few epochs, about a minute),
     # exported by the CLI as `make train-ner` does.
-    from train.ner.cli import main as ner_main
+    from train.lightning.cli import main as train_main
     from train.rehearsal.tiny import build_tiny_bert
 
     root = tmp_path_factory.mktemp("trained")
     backbone = build_tiny_bert(root / "backbone", seed=0)
-    ner_main(["fit", "--config", str(ROOT / "configs" / "ner" / "iob_sample.yaml"), f"--run_dir={root / 'run'}",
+    train_main(["fit", "--config", str(ROOT / "configs" / "ner" / "iob_sample.yaml"), f"--run_dir={root / 'run'}",
               f"--model.init_args.backbone={backbone}", "--model.init_args.lr=3e-3", "--trainer.max_epochs=3",
               "--trainer.precision=32-true", "--trainer.enable_progress_bar=false"])
     return str(root / "run" / "export")

@@ -16,7 +16,8 @@ from train.evaluation.comparators import implementation as comparator_implementa
 from train.evaluation.comparators import needs as comparator_needs
 from train.ablations.profile import ProfileError, RunSpec, load_profile
 from train.ablations.runs import describe_differences, run_differences
-from train.lightning.configs import read_yaml, resolve
+from train.lightning.configs import read_yaml
+from train.lightning.cli import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 IOB = str(ROOT / "configs/ner/iob_sample.yaml")

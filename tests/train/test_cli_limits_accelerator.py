@@ -4,8 +4,7 @@ as a whole number means N batches, and the rehearsal trains on the machine's acc
 import pytest
 import torch
 
-from train.lightning.cli import RadscoreCLI, integer_limits
-from train.lightning.configs import parse_cli
+from train.lightning.cli import RadscoreCLI, integer_limits, parse_cli
 from train.rehearsal import rehearse
 from train.rehearsal.rehearse import NeedsCuda, _check_cuda_needs, rehearsal_trainer, resolve_accelerator
 

@@ -14,7 +14,7 @@ HUB = ROOT / "tests" / "fixtures" / "ratener_hub"
 
 def _train(run_dir, tiny_backbone, *extra, check=True):
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests' / 'helpers'}")
-    cmd = [sys.executable, "-m", "train", "ner", "fit", "--config", "configs/ner/iob_sample.yaml",
+    cmd = [sys.executable, "-m", "train", "fit", "--config", "configs/ner/iob_sample.yaml",
            f"--data.data_dir={HUB}", f"--model.init_args.backbone={tiny_backbone}",
            "--data.batch_size=2", f"--run_dir={run_dir}", *extra]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

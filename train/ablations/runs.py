@@ -29,7 +29,8 @@ from pathlib import Path
 from radscore.export import MANIFEST
 from train.ablations.profile import ProfileError, RunSpec
 from train.ablations.resources import ResourceUnavailable, RowUnavailable, check_run_resources
-from train.lightning.configs import ConfigError, read_configs, resolve
+from train.lightning.configs import ConfigError, read_configs
+from train.lightning.cli import resolve
 from train.lightning.run_folder import CHECKPOINTS, RunFolder, default_run_dir
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ One LightningCLI for every training task: the config names the model and the dat
 - ``bf16-mixed`` on a CPU without native bfloat16 becomes ``32-true``, said aloud;
 - after ``fit``: a test of the best checkpoint. What follows a test (baselines, per-row predictions,
   ``test_metrics.json``, the export) is done by the callbacks the config lists
-  (:mod:`train.lightning.callbacks`).
+  (:mod:`train.callbacks`).
 """
 
 from __future__ import annotations
@@ -192,6 +192,37 @@ class RadscoreCLI(LightningCLI):
         cb = trainer.checkpoint_callback
         ckpt = (cb.best_model_path or cb.last_model_path) if cb is not None else None
         trainer.test(self.model, datamodule=self.datamodule, ckpt_path=ckpt or None, weights_only=True)
+
+
+def parse_cli(args: list[str]) -> RadscoreCLI:
+    """The training CLI after parsing ``args`` (``--config …`` and overrides, no subcommand) as
+    ``python -m train fit`` does, with nothing instantiated and nothing run."""
+    import warnings
+
+    class Parse(RadscoreCLI):
+        def before_instantiate_classes(self) -> None:
+            pass
+
+        def instantiate_classes(self) -> None:
+            pass
+
+    with warnings.catch_warnings():  # "args and sys.argv[1:] both given": args are the point here
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter", category=UserWarning)
+        return Parse(args=list(args), run=False)
+
+
+def resolve(*paths: str | Path, args=()) -> dict:
+    """The config a training run of ``paths`` (and ``args``) would use, defaults filled in and the
+    model's shared settings given to the data module, as a plain mapping (without the ``config`` key)."""
+    import yaml
+
+    from train.lightning.configs import config_args
+
+    cli = parse_cli([*config_args(paths), *args])
+    share_model_settings(cli.config)
+    out = yaml.safe_load(cli.parser.dump(cli.config, skip_none=False, skip_check=True))
+    out.pop("config", None)
+    return out
 
 
 def fit_args(configs, run_dir: str | Path | None = None, overrides=()) -> list[str]:

@@ -8,8 +8,9 @@ in a folder named after its base (``configs/reward/paper_llama3/phi_2.yaml`` ove
     python -m train fit --config configs/reward/paper_llama3.yaml --config configs/reward/paper_llama3/phi_2.yaml
 
 What reads configs without running them (the rehearsal, the memory probe, the ablation runner,
-tests) uses :func:`config_chain` for that folder rule and :func:`resolve` for the config a run
-would use, parsed by the training CLI itself.
+tests) uses :func:`config_chain` for that folder rule and :func:`read_configs` for the files as
+written; :func:`train.lightning.cli.resolve` gives the config a run would use, parsed by the
+training CLI itself.
 """
 
 from __future__ import annotations
@@ -77,36 +78,3 @@ def init_args(cfg: dict, section: str) -> dict:
 def config_args(paths) -> list[str]:
     """``--config P`` for each path, in order."""
     return [arg for path in paths for arg in ("--config", str(path))]
-
-
-def parse_cli(args: list[str]):
-    """The training CLI after parsing ``args`` (``--config …`` and overrides, no subcommand) as
-    ``python -m train fit`` does, with nothing instantiated and nothing run."""
-    import warnings
-
-    from train.lightning.cli import RadscoreCLI
-
-    class Parse(RadscoreCLI):
-        def before_instantiate_classes(self) -> None:
-            pass
-
-        def instantiate_classes(self) -> None:
-            pass
-
-    with warnings.catch_warnings():  # "args and sys.argv[1:] both given": args are the point here
-        warnings.filterwarnings("ignore", message="LightningCLI's args parameter", category=UserWarning)
-        return Parse(args=list(args), run=False)
-
-
-def resolve(*paths: str | Path, args: tuple[str, ...] = ()) -> dict:
-    """The config a training run of ``paths`` (and ``args``) would use, defaults filled in and
-    links applied, as a plain mapping (without the ``config`` key)."""
-    import yaml
-
-    from train.lightning.cli import share_model_settings
-
-    cli = parse_cli([*config_args(paths), *args])
-    share_model_settings(cli.config)
-    out = yaml.safe_load(cli.parser.dump(cli.config, skip_none=False, skip_check=True))
-    out.pop("config", None)
-    return out
