@@ -62,11 +62,9 @@ stats: install ## statistics of the sample corpus and of its NER files
 
 # Training: `python -m train fit` with one --config per file of CONFIG, in order (an overlay after its
 # base); the run folder is checkpoints/<last config's path under configs/>, with its export in export/.
-FIT = $(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
-
 train-ner: CONFIG ?= configs/ner/iob_sample.yaml
-train-ner: install ## train an NER model, test it and export it (checkpoints/ner/<name>/export) | ARGS="--trainer.max_epochs=2"
-	$(FIT)
+train-ner: install ## train an NER model, test it and export it (checkpoints/ner/<name>/export) | CONFIG="base.yaml overlay.yaml" ARGS="--trainer.max_epochs=2"
+	$(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
 
 # radscore.RaTEScore against the released ratescore package (own venv, made on first use).
 bench: install ## radscore.RaTEScore against the released ratescore package (trains the sample NER first when missing)
@@ -74,14 +72,14 @@ bench: install ## radscore.RaTEScore against the released ratescore package (tra
 	$(PY) benchmarks/scoring/bench_ratescore.py
 
 train-bleurt: CONFIG ?= configs/bleurt/sample.yaml
-train-bleurt: install ## fine-tune ClinicalBLEURT (SYNTHETIC rows, generated when missing), test, export
+train-bleurt: install ## fine-tune ClinicalBLEURT (SYNTHETIC rows, generated when missing), test, export | ARGS="--trainer.max_epochs=1"
 	$(PY) -m data synth --if-missing
-	$(FIT)
+	$(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
 
 train-reward: CONFIG ?= configs/reward/sample.yaml
-train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated when missing), test, export
+train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated when missing), test, export | CONFIG="configs/reward/paper_llama3.yaml configs/reward/paper_llama3/phi_2.yaml" ARGS="--model.lam=0.5"
 	$(PY) -m data synth --if-missing
-	$(FIT)
+	$(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
 
 # Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
 # that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.

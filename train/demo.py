@@ -48,7 +48,7 @@ def _stage(name: str, timings: dict, t0: float) -> None:
     print(f"[demo] {name}: done in {timings[name]:.0f} s", flush=True)
 
 
-def train_ner(run_dir: Path, config: str, epochs: int | None, progress: bool) -> Path:
+def train_ner(run_dir: Path, configs: list[str], epochs: int | None, progress: bool) -> Path:
     """The NER export in ``run_dir/export``: reused when there, else trained (resuming)."""
     run = RunFolder(run_dir)
     export = run.export
@@ -63,7 +63,7 @@ def train_ner(run_dir: Path, config: str, epochs: int | None, progress: bool) ->
     if run.last_checkpoint.is_file():
         print(f"[demo] resuming the NER run from {run.last_checkpoint}", flush=True)
         overrides += ["--ckpt_path", "last"]
-    fit(fit_args([config], run_dir, overrides))
+    fit(fit_args(configs, run_dir, overrides))
     if not (export / "radscore_manifest.json").is_file():
         raise RuntimeError(f"NER training finished without an export in {export}")
     return export
@@ -178,7 +178,7 @@ def shallow_scores(cfg, texts: dict[str, tuple[list, list]], chosen: dict | None
     return {name: model.predict(refs, cands) for name, (refs, cands) in texts.items()}
 
 
-def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_trials: int | None,
+def run(out: Path, ner_config: list[str], tune_config: str, ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
     from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
@@ -292,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m train demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="checkpoints/demo", help="output folder (default checkpoints/demo)")
-    parser.add_argument("--ner-config", default="configs/ner/iob_sample.yaml")
+    parser.add_argument("--ner-config", nargs="+", default=["configs/ner/iob_sample.yaml"],
+                        help="the NER run's configs, in order (an overlay after its base)")
     parser.add_argument("--ner-epochs", type=int, default=None, help="default: the NER config's max_epochs")
     parser.add_argument("--ner-export", default=None, help="use this NER export instead of training one")
     parser.add_argument("--tune-config", default="configs/tune/sample.yaml")

@@ -170,7 +170,7 @@ def test_bleurt_sentencepiece_tokenizer_and_the_convert_command(tmp_path):
     assert tok.pad_token_id == 0 and tok.convert_tokens_to_ids("[UNK]") == 1
 
     out = tmp_path / "converted"
-    assert main(["bleurt", "convert", str(src), "--out", str(out)]) == 0
+    assert main(["bleurt-convert", str(src), "--out", str(out)]) == 0
     assert (out / "model.safetensors").is_file()
     reloaded = AutoModelForSequenceClassification.from_pretrained(out).eval()
     assert AutoTokenizer.from_pretrained(out)("No effusion.")["input_ids"] == tok("No effusion.")["input_ids"]
