@@ -1,4 +1,4 @@
-"""benchmarks/ in rooms (issue #44): every benchmarks/ script path that a file of the repository names
+"""benchmarks/ in rooms: every benchmarks/ script path that a file of the repository names
 exists, no script lies loose in benchmarks/ itself, and benchmarks/README.md has a line for each one."""
 
 import re
@@ -6,9 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
-ROOMS = ("scoring", "training", "quality", "gpu")
-# the one script outside a room: the GPU machine runs benchmarks/gpu_session.sh by this path, exactly as committed
-ENTRY = "gpu_session.sh"
+ROOMS = ("scoring", "training", "quality")
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".toml", ".json", ".txt", ".ipynb", ".cfg"}
 SKIP_DIRS = {"checkpoints", "__pycache__", "node_modules"}
 # a path as written in prose, a shell line or a string: benchmarks/<room>/<script>.py
@@ -62,7 +60,7 @@ def test_a_stale_path_is_caught(tmp_path):
 
 
 def test_scripts_live_in_rooms_and_the_readme_names_each():
-    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name not in ("README.md", ENTRY))
+    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name != "README.md")
     assert not loose, f"scripts directly in benchmarks/ (put each in a room: {', '.join(ROOMS)}): {loose}"
     rooms = sorted(p.name for p in BENCH.iterdir() if p.is_dir() and p.name not in ("results", "__pycache__"))
     assert rooms == sorted(ROOMS), f"benchmarks/ rooms {rooms}; benchmarks/README.md and this test name {ROOMS}"
@@ -72,20 +70,3 @@ def test_scripts_live_in_rooms_and_the_readme_names_each():
     assert not unlisted, f"benchmarks/README.md has no line for: {unlisted}"
     for room in ROOMS:
         assert f"## {room}/" in readme
-    assert f"`benchmarks/{ENTRY}`" in readme
-
-
-def test_the_gpu_machine_finds_its_script_where_it_runs_it():
-    """The GPU host runs `bash benchmarks/gpu_session.sh` from a clone: the file is there, executable, and
-    starts from the repository root whatever the caller's directory (it was moved into gpu/ once, and no
-    GPU run came back while it lay there)."""
-    import os
-    import subprocess
-    script = BENCH / ENTRY
-    assert script.is_file() and os.access(script, os.X_OK), f"{script} missing or not executable"
-    out = subprocess.run(["bash", str(script), "--dry-run"], cwd="/", capture_output=True, text=True,
-                         env={**os.environ, "OUT": str(ROOT / ".pytest_cache" / "gpu_dry")}, timeout=120)
-    assert out.returncode == 0, out.stderr
-    # relative paths resolve from the repository root although the caller stood in /
-    assert f"carry={ROOT}/checkpoints/gpu_carry;" in out.stdout, out.stdout[:500]
-    assert "step preflight" in out.stdout and "step rehearse" in out.stdout

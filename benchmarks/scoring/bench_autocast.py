@@ -15,11 +15,10 @@ casts (``aten::_to_copy``) of a NER pass over one batch and over six, under each
 the cache a further batch casts only its activations), and max |Δscore| between the two bf16
 settings (a cached cast is the same cast: 0 expected) and between bf16 and fp32.
 
-The question it answers: issue #30 measured bf16 autocast *slower* than fp32 on an H200 (240 against
-854 pairs/s). On this repository's 2-core AVX512-BF16 CPU the cache changed nothing measurable (0.94x
-and 1.06x in two runs; ``benchmarks/results/autocast_avx512-bf16.json``); whether the
-re-cast weights were the GPU's slowdown needs ``--device cuda`` (``benchmarks/gpu_session.sh``, step
-``autocast``). A table goes to stdout, the figures to JSON.
+The question it answers: bf16 autocast was measured *slower* than fp32 on an H200 (240 against 854
+pairs/s). On this repository's 2-core AVX512-BF16 CPU the cache changed nothing measurable (0.94x and
+1.06x in two runs; ``benchmarks/results/autocast_avx512-bf16.json``); whether the re-cast weights were
+the GPU's slowdown needs ``--device cuda`` on a GPU. A table goes to stdout, the figures to JSON.
 """
 
 from __future__ import annotations

@@ -477,16 +477,14 @@ def main(argv=None) -> None:
                    help="radscore only: skip the released package (e.g. where its venv cannot be made)")
     p.add_argument("--released-python", default=None,
                    help="an interpreter (or a wrapper script) that already imports the released package, used as "
-                        "is instead of making .venv-ratescore (benchmarks/gpu_session.sh: the carried wheels on a "
-                        "machine without PyPI)")
+                        "is instead of making .venv-ratescore (e.g. on a machine without PyPI)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
     p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
                    help="extra radscore runs at these batch sizes on the first workload")
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None,
-                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2); "
-                        "benchmarks/gpu_session.sh passes its carried NER folder (benchmarks/gpu/gpu_carry.py)")
+                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/training/gpu_hours.py [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
 
-Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (what ``benchmarks/gpu_session.sh`` writes
-on a GPU). For each probed config the prediction is
+Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (``python -m train memory-probe --device
+cuda`` on a GPU). For each probed config the prediction is
 
     hours = training rows × rows' prompts × max_length × epochs / tokens per second × real layers / built layers / 3600
 
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     paths = a.probes or sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "memory_probe_cuda_*.json")))
     if not paths:
-        print("gpu_hours: no memory_probe_cuda_*.json yet: benchmarks/gpu_session.sh writes them on a GPU "
-              "(or name CPU probe JSONs to see the arithmetic)", file=sys.stderr)
+        print("gpu_hours: no memory_probe_cuda_*.json yet: `python -m train memory-probe --device cuda` writes "
+              "them on a GPU (or name CPU probe JSONs to see the arithmetic)", file=sys.stderr)
         return 1
     rows = [predict(json.loads(Path(p).read_text())) for p in paths]
     print(table(rows))
