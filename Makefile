@@ -68,7 +68,7 @@ train-ner: install ## train an NER model, test it and export it (checkpoints/<co
 # radscore.RaTEScore against the released ratescore package (own venv, made on first use).
 bench: install ## radscore.RaTEScore against the released ratescore package (trains the sample NER first when missing)
 	test -f checkpoints/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
-	$(PY) benchmarks/scoring/bench_ratescore.py
+	$(PY) -m benchmarks.scoring.bench_ratescore
 
 # Fine-tune ClinicalBLEURT (SYNTHETIC rows by default; generated first when missing), test, export.
 train-bleurt: CONFIG ?= configs/bleurt/sample.yaml

@@ -1,4 +1,4 @@
-"""benchmarks/quality/learned_tables.py (issue #46): per-metric tables from the runs' per-row test predictions,
+"""benchmarks/quality/learned_tables.py: per-metric tables from the runs' per-row test predictions,
 each figure with its bootstrap CI over reference reports and the paired bootstrap p-value of learned
 minus shallow. Small SYNTHETIC fixture predictions; no model is trained here."""
 
@@ -10,15 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.benchmark_scripts import load_benchmark
+from benchmarks.quality import learned_tables as lt
+from benchmarks.quality.learned_vs_shallow import UNSEEN_ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "quality" / "learned_tables.py"
-
-
-@pytest.fixture(scope="module")
-def lt():
-    return load_benchmark(SCRIPT)
 
 
 def _world(seed: int, n_groups: int = 40, per_group: int = 4):
@@ -28,7 +23,7 @@ def _world(seed: int, n_groups: int = 40, per_group: int = 4):
     return rng, groups, target
 
 
-def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better(lt):
+def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better():
     rng, groups, target = _world(0)
     systems = {"learned": {s: target + rng.normal(0, 0.3, len(target)) for s in ("kendall", "pair_accuracy")},
                "shallow": {s: target + rng.normal(0, 3.0, len(target)) for s in ("kendall", "pair_accuracy")}}
@@ -42,7 +37,7 @@ def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better(lt)
         assert got["learned"]["p_vs_shallow"][stat] == pytest.approx(2 / 301)  # the floor: every delta* > 0
 
 
-def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality(lt):
+def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality():
     rng, groups, target = _world(1)
     same = target + rng.normal(0, 1.0, len(target))
     got = lt.paired_bootstrap(target, groups, {"learned": {"kendall": same}, "shallow": {"kendall": same.copy()}},
@@ -58,7 +53,7 @@ def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality(lt):
     assert np.median(ps) > 0.2 and sum(p < 0.05 for p in ps) <= 3
 
 
-def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports(lt):
+def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports():
     from train.evaluation.metaeval import bootstrap_ci
 
     rng, groups, target = _world(2)
@@ -72,7 +67,7 @@ def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports(lt):
         bootstrap_ci(scores, target, groups, "kendall", n_resamples=100, seed=5))
 
 
-def test_pairs_are_the_rows_of_one_reference_with_different_targets(lt):
+def test_pairs_are_the_rows_of_one_reference_with_different_targets():
     pairs = lt.group_pairs(["a", "a", "a", "b", "b"], np.array([1.0, 3.0, 1.0, 2.0, 2.0]))
     assert sorted(map(tuple, pairs["a"].tolist())) == [(1, 0), (1, 2)] and len(pairs["b"]) == 0
 
@@ -105,9 +100,7 @@ def _er2_lines(seed: int, noise: float) -> list[dict]:
     return out
 
 
-def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, tmp_path):
-    from learned_vs_shallow import UNSEEN_ROWS
-
+def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(tmp_path):
     cfg = "configs/reward/sample.yaml"
     lines = _er2_lines(0, 0.5)
     r42 = _run_folder(tmp_path / "r42", 42, cfg, lines=lines)
@@ -131,7 +124,7 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, t
     assert lt.main(args) == 0
     data = json.loads(out.read_text())
     assert data["synthetic"] is True and "SYNTHETIC" in data["note"] and data["command"].startswith(
-        "python benchmarks/quality/learned_tables.py --run")
+        "python -m benchmarks.quality.learned_tables --run")
     er2 = data["metrics"]["er2score"]["sides"]
     assert set(er2) == {"test", "test_unseen"} and set(er2["test"]["learned"]) == {"42", "43"}
     assert set(er2["test_unseen"]["learned"]) == {"42"}
@@ -156,7 +149,7 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, t
     assert lt.main(["--from-json", "--out", str(out), "--markdown", str(md)]) == 0 and md.read_text() == text
 
 
-def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(lt, tmp_path):
+def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(tmp_path):
     run = _run_folder(tmp_path / "r", 42, "configs/reward/sample.yaml", lines=_er2_lines(0, 1.0))
     (run / "test_predictions.jsonl").unlink()
     with pytest.raises(SystemExit, match="test_predictions.jsonl: missing"):
@@ -175,7 +168,7 @@ def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(lt, 
         lt.main(["--run", f"er2score={bad}", "--out", str(tmp_path / "x.json"), "--markdown", str(tmp_path / "x.md")])
 
 
-def test_docs_carry_the_tables_of_the_json(lt):
+def test_docs_carry_the_tables_of_the_json():
     """docs/synthetic.md's generated section is the JSON's tables (or the placeholder until it exists)."""
     data = json.loads(lt.OUT.read_text()) if lt.OUT.is_file() else None
     section = lt.docs_section(ROOT / "docs" / "synthetic.md")
@@ -189,7 +182,7 @@ def test_docs_carry_the_tables_of_the_json(lt):
                         assert f"{entry[stat]['value']:.3f} [{entry[stat]['low']:.3f}" in section
 
 
-def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(lt, tmp_path):
+def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(tmp_path):
     demo = tmp_path / "demo"
     demo.mkdir()
     fig = lambda v: {"kendall": {"value": v, "low": v - 0.1, "high": v + 0.1}}  # noqa: E731

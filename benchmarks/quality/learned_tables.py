@@ -2,7 +2,7 @@
 bootstrap CI over reference reports and the paired bootstrap p-value of learned minus shallow (issue #46).
 SYNTHETIC data.
 
-    .venv/bin/python benchmarks/quality/learned_tables.py \\
+    .venv/bin/python -m benchmarks.quality.learned_tables \\
         --run er2score=checkpoints/reward_sample --run-unseen er2score=checkpoints/unseen/reward_seed42 \\
         --run clinical_bleurt=checkpoints/bleurt_sample --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42 \\
         --demo checkpoints/demo --demo-unseen checkpoints/unseen/demo --docs docs/synthetic.md
@@ -55,8 +55,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
 OUT = ROOT / "benchmarks" / "results" / "learned_tables.json"
 MARKDOWN = ROOT / "benchmarks" / "results" / "learned_tables.md"
 BEGIN = "<!-- learned_tables.py: begin (generated from benchmarks/results/learned_tables.json) -->"
@@ -206,7 +204,7 @@ def _rel(path: Path) -> str:
 def run_entry(metric: str, run: Path, unseen: bool) -> dict:
     """A run trained here: its seed, the command that reproduces it (refused when the run is not what the
     sample config, or its configs/unseen overlay, says), its predictions."""
-    from learned_vs_shallow import run_command
+    from benchmarks.quality.learned_vs_shallow import run_command
 
     seed_of_run, command, _ = run_command(metric, Path(run).resolve(), unseen=unseen)
     return {"label": seed_of_run, "run": Path(run), "command": command,
@@ -316,7 +314,7 @@ def render(data: dict | None) -> str:
     """The markdown tables of ``learned_tables.json`` (a placeholder without it)."""
     if not data:
         return ("Not measured yet: `benchmarks/results/learned_tables.json` is written by "
-                "`benchmarks/quality/learned_tables.py` from finished runs (see its docstring).")
+                "`python -m benchmarks.quality.learned_tables` from finished runs (see its docstring).")
     b = data["bootstrap"]
     out = [f"{data['note']} Each cell: the statistic on the test rows [{b['confidence']:.0%} bootstrap CI, "
            f"{b['resamples']} resamples of the reference reports, seed {b['seed']}]; for a learned row also the "
@@ -432,7 +430,7 @@ def main(argv=None) -> int:
         data = json.loads(out.read_text()) if out.is_file() else None
     else:
         argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-        data = build(args, f"python benchmarks/quality/learned_tables.py {argv_text}".strip())
+        data = build(args, f"python -m benchmarks.quality.learned_tables {argv_text}".strip())
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1) + "\n")
     text = render(data)

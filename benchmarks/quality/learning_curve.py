@@ -1,9 +1,9 @@
 """Learning curve of a learned metric beside the shallow learner, on VALIDATION figures (issue #29).
 SYNTHETIC data: the sample profile's sets, never the papers' benchmarks.
 
-    .venv/bin/python benchmarks/quality/learning_curve.py er2score --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python -m benchmarks.quality.learning_curve er2score --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/reward_sample
-    .venv/bin/python benchmarks/quality/learning_curve.py clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python -m benchmarks.quality.learning_curve clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/bleurt_sample
 
 For each training share F (``data.train_fraction``: a seeded share of the training split's reference
@@ -48,8 +48,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
 #: metric -> (train task, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)

@@ -1,6 +1,6 @@
 """What bf16 autocast costs RaTEScore on a device, with and without autocast's cache of cast weights.
 
-    .venv/bin/python benchmarks/scoring/bench_autocast.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python -m benchmarks.scoring.bench_autocast [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--encoder DIR] [--pairs 100] [--repeats 3] [--batch-size B] [--out benchmarks/results/autocast_<class>.json]
 
 Three settings of one scorer on the same sample report pairs (``report_pairs.sample_pairs``):
@@ -31,9 +31,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hardware import ROOT, cpu_class, device_facts, result_path  # noqa: E402
-from report_pairs import sample_pairs  # noqa: E402
+from benchmarks.scoring.hardware import ROOT, cpu_class, device_facts, result_path
+from benchmarks.scoring.report_pairs import sample_pairs
 
 SETTINGS = ("fp32", "bf16", "bf16, inference_mode")
 SENTENCES = ["Small left pleural effusion.", "No pneumothorax.", "Mild atelectasis at the bases.",
@@ -74,7 +73,6 @@ def casts_per_pass(scorer, n_sentences: int) -> int:
 
 
 def measure(args) -> dict:
-    sys.path.insert(0, str(ROOT))
     from radscore import RaTEScore
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 

@@ -1,6 +1,6 @@
 """GPU-hours of the papers' full training runs, predicted from ``python -m train memory-probe`` JSONs.
 
-    .venv/bin/python benchmarks/training/gpu_hours.py [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
+    .venv/bin/python -m benchmarks.training.gpu_hours [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
 
 Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (``python -m train memory-probe --device
 cuda`` on a GPU). For each probed config the prediction is
@@ -38,9 +38,9 @@ import json
 import sys
 from pathlib import Path
 
+from train.lightning.memory import GIB
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-from train.lightning.memory import GIB  # noqa: E402  (after the path: run as a script)
 
 # Training rows of each paper run, by what the config trains (its model class), with the source.
 NER_ROWS = (40_600, "sentences", "RaTE-NER train split, about 40.6k sentences (RaTEScore paper)")
