@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.training.gpu_hours [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
 
 Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (``python -m train memory-probe --device
-cuda`` on a GPU). For each probed config the prediction is
+cuda``; ``make gpu-check`` runs one per paper model family). For each probed config the prediction is
 
     hours = training rows × rows' prompts × max_length × epochs / tokens per second × real layers / built layers / 3600
 
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     paths = a.probes or sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "memory_probe_cuda_*.json")))
     if not paths:
-        print("gpu_hours: no memory_probe_cuda_*.json yet: `python -m train memory-probe --device cuda` writes "
-              "them on a GPU (or name CPU probe JSONs to see the arithmetic)", file=sys.stderr)
+        print("gpu_hours: no memory_probe_cuda_*.json yet: `make gpu-check` writes them on a GPU "
+              "(or name CPU probe JSONs to see the arithmetic)", file=sys.stderr)
         return 1
     rows = [predict(json.loads(Path(p).read_text())) for p in paths]
     print(table(rows))
