@@ -18,10 +18,10 @@ reported and the next one runs:
   (``make train-ner`` makes it).
 
 The JSONs go to ``--out`` with the GPU's name in the file name (:func:`gpu_slug`):
-``memory_probe_cuda_<gpu>_<config>.json``, ``rehearsal_gpu_<gpu>_report.json``,
-``ratescore_cuda_<gpu>.json`` and ``autocast_cuda_<gpu>.json``. A summary table ends the run; the
-exit status is 1 when a step failed. ``python -m benchmarks.training.gpu_hours`` turns the probe
-JSONs into GPU-hours of the papers' runs.
+``memory_probe_cuda_<gpu>_<config>.json`` (the config's path under configs/, ``_`` for ``/``, e.g.
+``reward_phi_2``), ``rehearsal_gpu_<gpu>_report.json``, ``ratescore_cuda_<gpu>.json`` and
+``autocast_cuda_<gpu>.json``. A summary table ends the run; the exit status is 1 when a step failed.
+``python -m benchmarks.training.gpu_hours`` turns the probe JSONs into GPU-hours of the papers' runs.
 """
 
 from __future__ import annotations
@@ -55,25 +55,26 @@ def gpu_slug(name: str) -> str:
 
 
 def plan(gpu: str, out: Path, groups=GROUPS, released: bool = True) -> list[dict]:
-    """The steps to run, in order: ``{"group", "name", "argv"}`` (python's arguments), and for the
-    rehearsal ``"copy"``: the report it writes and where it goes."""
+    """The steps to run, in order: ``{"name", "argv"}`` (python's arguments), and for the rehearsal
+    ``"copy"``: the report it writes and where it goes."""
     steps = []
     if "memory" in groups:
         for config, reduced in PROBES:
             name = Path(config).relative_to("configs").with_suffix("").as_posix().replace("/", "_")
-            steps.append({"group": "memory", "name": f"memory-probe {name}",
-                          "argv": ["-m", "train", "memory-probe", "--config", config, "--device", "cuda",
-                                   *PROBE_TIMING, *reduced, "--out", str(out / f"memory_probe_cuda_{gpu}_{name}.json")]})
+            steps.append({"name": f"memory-probe {name}",
+                          "argv": ["-m", "train", "memory-probe", "--config", config, "--device", "cuda", *PROBE_TIMING,
+                                   *reduced, "--out", str(out / f"memory_probe_cuda_{gpu}_{name}.json")]})
     if "rehearse" in groups:
-        steps.append({"group": "rehearse", "name": "rehearse --fast",
-                      "argv": ["-m", "train", "rehearse", "--accelerator", "gpu", "--fast", "--no-ablations", "--no-ddp"],
+        steps.append({"name": "rehearse --fast",
+                      "argv": ["-m", "train", "rehearse", "--accelerator", "gpu", "--fast", "--no-ablations",
+                               "--no-ddp"],
                       "copy": (REHEARSAL_REPORT, out / f"rehearsal_gpu_{gpu}_report.json")})
     if "scoring" in groups:
-        steps.append({"group": "scoring", "name": "bench_ratescore" + ("" if released else " (radscore alone)"),
+        steps.append({"name": "bench_ratescore" + ("" if released else " (radscore alone)"),
                       "argv": ["-m", "benchmarks.scoring.bench_ratescore", "--device", "cuda",
                                *([] if released else ["--no-released"]),
                                "--out", str(out / f"ratescore_cuda_{gpu}.json")]})
-        steps.append({"group": "scoring", "name": "bench_autocast",
+        steps.append({"name": "bench_autocast",
                       "argv": ["-m", "benchmarks.scoring.bench_autocast", "--device", "cuda",
                                "--out", str(out / f"autocast_cuda_{gpu}.json")]})
     return steps
