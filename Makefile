@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export HF_HUB_DISABLE_TELEMETRY := 1
 .DEFAULT_GOAL := help
 
-.PHONY: help install test demo samples stats train-ner bench publish train-bleurt train-reward tune-weights ablations rehearse
+.PHONY: help install test demo samples stats train-ner bench gpu-check publish train-bleurt train-reward tune-weights ablations rehearse
 
 # `make` alone prints this: one line per target from its `## ` comment (description | variables),
 # then the defaults of its target-specific variables (`target: VAR ?= value`).
@@ -69,7 +69,12 @@ train-ner: install ## train an NER model, test it and export it (checkpoints/ner
 # radscore.RaTEScore against the released ratescore package (own venv, made on first use).
 bench: install ## radscore.RaTEScore against the released ratescore package (trains the sample NER first when missing)
 	test -f checkpoints/ner/iob_sample/export/radscore_manifest.json || $(MAKE) train-ner
-	$(PY) benchmarks/scoring/bench_ratescore.py
+	$(PY) -m benchmarks.scoring.bench_ratescore
+
+# On your own CUDA machine: training memory per paper model family, the rehearsal on the GPU and scoring
+# speed, JSONs named after the GPU in benchmarks/results/. Without a CUDA device it says so and fails.
+gpu-check: install ## on a machine with an NVIDIA GPU: training memory per paper model, the rehearsal, scoring speed (benchmarks/results/) | GPU_CHECK_ARGS="--only memory"
+	$(PY) -m benchmarks.gpu_check $(GPU_CHECK_ARGS)
 
 train-bleurt: CONFIG ?= configs/bleurt/sample.yaml
 train-bleurt: install ## fine-tune ClinicalBLEURT (SYNTHETIC rows, generated when missing), test, export | ARGS="--trainer.max_epochs=1"

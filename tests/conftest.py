@@ -59,10 +59,8 @@ def released_python():
     first use by ``benchmarks/scoring/released_package.py``); a test using it skips, with the reason, when
     the venv cannot be made."""
     import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "scoring"))
-    from released_package import ensure_released_venv
+    from benchmarks.scoring.released_package import ensure_released_venv
 
     try:
         return ensure_released_venv(log=lambda msg: print(msg, file=sys.stderr))

@@ -4,12 +4,8 @@ with tiny random models (the figures it writes are the benchmark's; here only wh
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
-
-from bench_autocast import SETTINGS, main  # noqa: E402
+from benchmarks.scoring.bench_autocast import SETTINGS, main
 
 
 def test_a_small_run_compares_the_three_settings(tmp_path, tiny_backbone):

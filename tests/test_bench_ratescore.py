@@ -4,18 +4,14 @@ sentences never repeat, and its --device option (``benchmarks/scoring/bench_rate
 from __future__ import annotations
 
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
-
-from bench_ratescore import main  # noqa: E402
-from compute_floor import AROUND_SAMPLES, GEMM_SAMPLES, bert_flops, local_floors  # noqa: E402
-from hardware import cpu_class, result_path  # noqa: E402
-from report_pairs import distinct_pairs, long_pairs  # noqa: E402
+from benchmarks.scoring.bench_ratescore import main
+from benchmarks.scoring.compute_floor import AROUND_SAMPLES, GEMM_SAMPLES, bert_flops, local_floors
+from benchmarks.scoring.hardware import cpu_class, result_path
+from benchmarks.scoring.report_pairs import distinct_pairs, long_pairs
 
 
 @pytest.mark.parametrize("length", [1, 7, 30])
@@ -127,7 +123,7 @@ def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
     and the OpenVINO variants (which the cap cannot reach) are skipped with the reason."""
     import json
 
-    from hardware import check_capability, isa_environment
+    from benchmarks.scoring.hardware import check_capability, isa_environment
     from train.rehearsal.tiny import build_tiny_iob_export
 
     ner = build_tiny_iob_export(tmp_path / "ner", head_std=0.3, o_bias=-1.0)
@@ -168,7 +164,7 @@ class _Pass:
 
 
 def test_the_first_pass_is_timed_apart_from_the_warm_ones():
-    from bench_ratescore import _timed_passes
+    from benchmarks.scoring.bench_ratescore import _timed_passes
 
     out = _timed_passes(_Pass([0.12, 0.03, 0.01]), ["a"], ["b"], cuda=False, warm_passes=2)
     assert out["score_seconds"] >= 0.12 and out["scores"] == [0.5]
@@ -183,8 +179,7 @@ def test_a_variant_is_compared_warm_against_warm(monkeypatch):
     here): the variant's ratio is the warm one, the cold one beside it, each per pair."""
     import argparse
 
-    import bench_ratescore
-    import compute_floor
+    from benchmarks.scoring import bench_ratescore, compute_floor
 
     monkeypatch.setattr(compute_floor, "gemm_throughput",
                         lambda **kw: {"flops_per_s": 1e12, "cpu_capability": "AVX2", "device": "cpu"})

@@ -8,17 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmark_scripts import load_benchmark
+from benchmarks.quality import bench_synth_baselines as bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def bench():
-    return load_benchmark("quality/bench_synth_baselines.py")
-
-
-def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_path, monkeypatch):
+def test_folders_are_measured_as_made_and_named_by_their_generator(tmp_path, monkeypatch):
     from data.synth import generate
 
     folder = tmp_path / "2x"
@@ -45,7 +40,7 @@ def test_folders_are_measured_as_made_and_named_by_their_generator(bench, tmp_pa
         bench.main(["--folders", str(tmp_path), "--out", str(out)])
 
 
-def test_the_pair_learner_can_be_left_out_above_a_number_of_training_pairs(bench, tmp_path, monkeypatch):
+def test_the_pair_learner_can_be_left_out_above_a_number_of_training_pairs(tmp_path, monkeypatch):
     from data.synth import generate
 
     folder = tmp_path / "8x"

@@ -1,20 +1,28 @@
-"""benchmarks/ in rooms (issue #44): every benchmarks/ script path that a file of the repository names
-exists, no script lies loose in benchmarks/ itself, and benchmarks/README.md has a line for each one."""
+"""benchmarks/ in rooms: every benchmarks/ script path or ``benchmarks.`` module that a file of the repository
+names exists, no script lies loose in benchmarks/ itself, every folder is a package (``python -m
+benchmarks.<room>.<script>``), and benchmarks/README.md has a line for each script."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
-ROOMS = ("scoring", "training", "quality", "gpu")
-# the one script outside a room: the GPU machine runs benchmarks/gpu_session.sh by this path, exactly as committed
-ENTRY = "gpu_session.sh"
+ROOMS = ("scoring", "training", "quality")
+# the one module outside a room: make gpu-check runs it, every room's GPU measurements in one command
+ENTRY = "gpu_check.py"
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".toml", ".json", ".txt", ".ipynb", ".cfg"}
 SKIP_DIRS = {"checkpoints", "__pycache__", "node_modules"}
 # a path as written in prose, a shell line or a string: benchmarks/<room>/<script>.py
 SLASHED = re.compile(r"benchmarks/((?:[\w.-]+/)*[\w.-]+\.(?:py|sh))\b")
 # a path built in Python: ROOT / "benchmarks" / "scoring" / "bench_ratescore.py"
 JOINED = re.compile(r'"benchmarks"((?:\s*/\s*"[\w.-]+")+)')
+# a module as run or imported: python -m benchmarks.scoring.bench_ratescore, from benchmarks.scoring import ...
+DOTTED = re.compile(r"(?<![\w/.-])benchmarks((?:\.[A-Za-z_]\w*)+)")
+
+
+def _module_exists(root: Path, dotted: str) -> bool:
+    path = root.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _text_files(root: Path):
@@ -27,8 +35,9 @@ def _text_files(root: Path):
 
 
 def missing_references(root: Path) -> list[str]:
-    """``file:line: path`` for every benchmarks/ script path (or folder built with ``/``) named under
-    ``root`` that does not exist there (data files such as results JSONs are not checked)."""
+    """``file:line: path`` for every benchmarks/ script path (or folder built with ``/``) and every
+    ``benchmarks.`` module named under ``root`` that does not exist there (data files such as results
+    JSONs are not checked)."""
     bad = []
     for path in _text_files(root):
         if path == Path(__file__).resolve():  # its own example of a stale path, below
@@ -43,6 +52,9 @@ def missing_references(root: Path) -> list[str]:
             for ref in named:
                 if Path(ref).suffix in ("", ".py", ".sh") and not (root / ref).exists():
                     bad.append(f"{path.relative_to(root)}:{lineno}: {ref}")
+            for m in DOTTED.finditer(line):
+                if not _module_exists(root, "benchmarks" + m.group(1)):
+                    bad.append(f"{path.relative_to(root)}:{lineno}: benchmarks{m.group(1)}")
     return bad
 
 
@@ -52,40 +64,31 @@ def test_every_benchmarks_path_named_in_the_repository_exists():
 
 
 def test_a_stale_path_is_caught(tmp_path):
-    """The check itself: an old flat path, in prose and built with ``/``, is reported; a room's path is not."""
+    """The check itself: an old flat path, in prose and built with ``/``, and a module that is not there are
+    reported; a room's path and its modules are not."""
     (tmp_path / "benchmarks" / "scoring").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "scoring" / "__init__.py").write_text("")
     (tmp_path / "benchmarks" / "scoring" / "bench_ratescore.py").write_text("")
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "x.md").write_text("run `benchmarks/scoring/bench_ratescore.py`, not benchmarks/bench_ratescore.py\n")
-    (tmp_path / "t.py").write_text('A = ROOT / "benchmarks" / "bench_ray.py"\nB = ROOT / "benchmarks" / "scoring"\n')
-    assert missing_references(tmp_path) == ["docs/x.md:1: benchmarks/bench_ratescore.py", "t.py:1: benchmarks/bench_ray.py"]
+    (tmp_path / "docs" / "x.md").write_text("run `benchmarks/scoring/bench_ratescore.py`, not benchmarks/bench_ratescore.py\n"
+                                            "`python -m benchmarks.scoring.bench_ratescore`, not benchmarks.scoring.bench_ray\n")
+    (tmp_path / "t.py").write_text('A = ROOT / "benchmarks" / "bench_ray.py"\nB = ROOT / "benchmarks" / "scoring"\n'
+                                   "from benchmarks.scoring import bench_ratescore\n")
+    assert missing_references(tmp_path) == ["docs/x.md:1: benchmarks/bench_ratescore.py",
+                                            "docs/x.md:2: benchmarks.scoring.bench_ray", "t.py:1: benchmarks/bench_ray.py"]
 
 
 def test_scripts_live_in_rooms_and_the_readme_names_each():
-    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name not in ("README.md", ENTRY))
+    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name not in ("README.md", "__init__.py", ENTRY))
     assert not loose, f"scripts directly in benchmarks/ (put each in a room: {', '.join(ROOMS)}): {loose}"
     rooms = sorted(p.name for p in BENCH.iterdir() if p.is_dir() and p.name not in ("results", "__pycache__"))
     assert rooms == sorted(ROOMS), f"benchmarks/ rooms {rooms}; benchmarks/README.md and this test name {ROOMS}"
     readme = (BENCH / "README.md").read_text()
     unlisted = [f"{room}/{p.name}" for room in ROOMS for p in sorted((BENCH / room).iterdir())
-                if p.suffix in (".py", ".sh") and f"`{p.name}`" not in readme]
+                if p.suffix in (".py", ".sh") and p.name != "__init__.py" and f"`{p.name}`" not in readme]
     assert not unlisted, f"benchmarks/README.md has no line for: {unlisted}"
     for room in ROOMS:
         assert f"## {room}/" in readme
+        assert (BENCH / room / "__init__.py").is_file(), f"benchmarks/{room}/ is not a package"
+    assert (BENCH / "__init__.py").is_file()
     assert f"`benchmarks/{ENTRY}`" in readme
-
-
-def test_the_gpu_machine_finds_its_script_where_it_runs_it():
-    """The GPU host runs `bash benchmarks/gpu_session.sh` from a clone: the file is there, executable, and
-    starts from the repository root whatever the caller's directory (it was moved into gpu/ once, and no
-    GPU run came back while it lay there)."""
-    import os
-    import subprocess
-    script = BENCH / ENTRY
-    assert script.is_file() and os.access(script, os.X_OK), f"{script} missing or not executable"
-    out = subprocess.run(["bash", str(script), "--dry-run"], cwd="/", capture_output=True, text=True,
-                         env={**os.environ, "OUT": str(ROOT / ".pytest_cache" / "gpu_dry")}, timeout=120)
-    assert out.returncode == 0, out.stderr
-    # relative paths resolve from the repository root although the caller stood in /
-    assert f"carry={ROOT}/checkpoints/gpu_carry;" in out.stdout, out.stdout[:500]
-    assert "step preflight" in out.stdout and "step rehearse" in out.stdout

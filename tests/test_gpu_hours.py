@@ -4,15 +4,13 @@ paper's training rows, the config's epochs, the prompts of a reward pair and the
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks" / "training"))
+from benchmarks.training import gpu_hours
 
-import gpu_hours  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def probe(config, tokens_per_s, batch=2, rows=None, length=512, layers=12, real_layers=12, device="cuda"):
@@ -65,7 +63,7 @@ def test_the_docs_carry_the_cpu_probe_table_from_the_committed_jsons():
     (a number there that no command produces, or a JSON re-run without the docs, fails here)."""
     import glob
 
-    from memory_probe_table import table
+    from benchmarks.training.memory_probe_table import table
 
     paths = sorted(glob.glob(str(ROOT / "benchmarks/results/memory_probe_cpu_*.json")))
     assert len(paths) >= 16
@@ -145,7 +143,7 @@ def test_the_docs_carry_the_gpu_hours_table_from_the_committed_cuda_probes():
 def test_the_docs_carry_the_cuda_probe_table_from_the_committed_jsons():
     """docs/reproducing.md's CUDA memory table is memory_probe_table.py --device cuda's output over the
     committed JSONs, and it names the reduced builds."""
-    from memory_probe_table import cuda_table
+    from benchmarks.training.memory_probe_table import cuda_table
 
     out = cuda_table(committed_cuda_probes())
     assert out in (ROOT / "docs/reproducing.md").read_text()

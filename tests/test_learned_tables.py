@@ -1,4 +1,4 @@
-"""benchmarks/quality/learned_tables.py (issue #46): per-metric tables from the runs' per-row test predictions,
+"""benchmarks/quality/learned_tables.py: per-metric tables from the runs' per-row test predictions,
 each figure with its bootstrap CI over reference reports and the paired bootstrap p-value of learned
 minus shallow. Small SYNTHETIC fixture predictions; no model is trained here."""
 
@@ -10,15 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.benchmark_scripts import load_benchmark
+from benchmarks.quality import learned_tables as lt
+from benchmarks.quality.learned_vs_shallow import UNSEEN_ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "quality" / "learned_tables.py"
-
-
-@pytest.fixture(scope="module")
-def lt():
-    return load_benchmark(SCRIPT)
 
 
 def _world(seed: int, n_groups: int = 40, per_group: int = 4):
@@ -28,7 +23,7 @@ def _world(seed: int, n_groups: int = 40, per_group: int = 4):
     return rng, groups, target
 
 
-def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better(lt):
+def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better():
     rng, groups, target = _world(0)
     systems = {"learned": {s: target + rng.normal(0, 0.3, len(target)) for s in ("kendall", "pair_accuracy")},
                "shallow": {s: target + rng.normal(0, 3.0, len(target)) for s in ("kendall", "pair_accuracy")}}
@@ -42,7 +37,7 @@ def test_ci_holds_the_estimate_and_p_is_small_when_learned_is_clearly_better(lt)
         assert got["learned"]["p_vs_shallow"][stat] == pytest.approx(2 / 301)  # the floor: every delta* > 0
 
 
-def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality(lt):
+def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality():
     rng, groups, target = _world(1)
     same = target + rng.normal(0, 1.0, len(target))
     got = lt.paired_bootstrap(target, groups, {"learned": {"kendall": same}, "shallow": {"kendall": same.copy()}},
@@ -58,7 +53,7 @@ def test_p_is_one_for_the_same_system_and_large_for_two_of_equal_quality(lt):
     assert np.median(ps) > 0.2 and sum(p < 0.05 for p in ps) <= 3
 
 
-def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports(lt):
+def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports():
     from train.evaluation.metaeval import bootstrap_ci
 
     rng, groups, target = _world(2)
@@ -72,7 +67,7 @@ def test_the_bootstrap_is_seeded_and_resamples_whole_reference_reports(lt):
         bootstrap_ci(scores, target, groups, "kendall", n_resamples=100, seed=5))
 
 
-def test_pairs_are_the_rows_of_one_reference_with_different_targets(lt):
+def test_pairs_are_the_rows_of_one_reference_with_different_targets():
     pairs = lt.group_pairs(["a", "a", "a", "b", "b"], np.array([1.0, 3.0, 1.0, 2.0, 2.0]))
     assert sorted(map(tuple, pairs["a"].tolist())) == [(1, 0), (1, 2)] and len(pairs["b"]) == 0
 
@@ -105,9 +100,7 @@ def _er2_lines(seed: int, noise: float) -> list[dict]:
     return out
 
 
-def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, tmp_path):
-    from learned_vs_shallow import UNSEEN_ROWS
-
+def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(tmp_path):
     cfg = "configs/reward/sample.yaml"
     lines = _er2_lines(0, 0.5)
     r42 = _run_folder(tmp_path / "r42", 42, cfg, lines=lines)
@@ -131,7 +124,7 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, t
     assert lt.main(args) == 0
     data = json.loads(out.read_text())
     assert data["synthetic"] is True and "SYNTHETIC" in data["note"] and data["command"].startswith(
-        "python benchmarks/quality/learned_tables.py --run")
+        "python -m benchmarks.quality.learned_tables --run")
     er2 = data["metrics"]["er2score"]["sides"]
     assert set(er2) == {"test", "test_unseen"} and set(er2["test"]["learned"]) == {"42", "43"}
     assert set(er2["test_unseen"]["learned"]) == {"42"}
@@ -156,7 +149,7 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(lt, t
     assert lt.main(["--from-json", "--out", str(out), "--markdown", str(md)]) == 0 and md.read_text() == text
 
 
-def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(lt, tmp_path):
+def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(tmp_path):
     run = _run_folder(tmp_path / "r", 42, "configs/reward/sample.yaml", lines=_er2_lines(0, 1.0))
     (run / "test_predictions.jsonl").unlink()
     with pytest.raises(SystemExit, match="test_predictions.jsonl: missing"):
@@ -175,7 +168,7 @@ def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(lt, 
         lt.main(["--run", f"er2score={bad}", "--out", str(tmp_path / "x.json"), "--markdown", str(tmp_path / "x.md")])
 
 
-def test_docs_carry_the_tables_of_the_json(lt):
+def test_docs_carry_the_tables_of_the_json():
     """docs/synthetic.md's generated section is the JSON's tables (or the placeholder until it exists)."""
     data = json.loads(lt.OUT.read_text()) if lt.OUT.is_file() else None
     section = lt.docs_section(ROOT / "docs" / "synthetic.md")
@@ -189,7 +182,7 @@ def test_docs_carry_the_tables_of_the_json(lt):
                         assert f"{entry[stat]['value']:.3f} [{entry[stat]['low']:.3f}" in section
 
 
-def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(lt, tmp_path):
+def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(tmp_path):
     demo = tmp_path / "demo"
     demo.mkdir()
     fig = lambda v: {"kendall": {"value": v, "low": v - 0.1, "high": v + 0.1}}  # noqa: E731
@@ -204,84 +197,3 @@ def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(
     assert side["learned"]["sampler_seed 0"]["p_vs_shallow"]["kendall"] is None and "no paired" in side["note"]
     assert side["best_trivial"]["which"] == "unigram_f1"
     assert "0.410 [0.310, 0.510]; p vs shallow n/a" in md.read_text()
-
-
-# --- a GPU session's fits: predictions without the shallow learner, its column fitted here ------------------------
-def _gpu_session(tmp_path: Path, lines: list[dict]) -> tuple[Path, Path]:
-    """A session folder as runs 3/4 bring it back (fixture files: the 1x and unseen 1x fits of seed 42, a
-    rehearsal fit on 3 batches, an unfinished 2x fit) and a sets folder whose generator notes match."""
-    import yaml
-
-    session, sets = tmp_path / "session", tmp_path / "sets"
-    (session / "curve" / "sets").mkdir(parents=True)
-    (session / "gpu_session.log").write_text("gpu NVIDIA H100 80GB HBM3 79.2 GiB\n")
-    machine = [{**x, "baselines": {k: v for k, v in x["baselines"].items() if not k.startswith("shallow_ridge")}}
-               for x in lines]
-    for name, limit, finished in (("1x", None, True), ("1x_unseen", None, True), ("1x", 3, True), ("2x", None, False)):
-        note = {"fingerprint": f"fp-{name}", "seed": 0, "sizes": {"er2": 1}}
-        (session / "curve" / "sets" / f"{name}.json").write_text(json.dumps(note))
-        (sets / name).mkdir(parents=True, exist_ok=True)
-        (sets / name / "generator_synthetic.json").write_text(json.dumps(note))
-        run = session / "curve" / "runs" / (f"er2score_{name}_seed42" + ("_limit" if limit else ""))
-        (run / "logs" / "version_0").mkdir(parents=True)
-        (run / "logs" / "version_0" / "config.yaml").write_text(yaml.safe_dump(
-            {"seed_everything": 42, "data": {"rows": f"/tmp/gpu_session/sets/{name}/x.jsonl"}}))
-        (run / "test_predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in machine))
-        (run / "run.json").write_text(json.dumps({
-            "name": run.name, "metric": "er2score", "seed": 42, "set": name, "limit_batches": limit,
-            "finished": finished, "returncode": 0 if finished else "stopped by signal 15",
-            "command": "python -m train reward fit --config configs/reward/sample.yaml --seed_everything 42 "
-                       "--trainer.accelerator gpu --test_baselines false"}))
-    return session, sets
-
-
-def test_a_gpu_sessions_fits_get_the_shallow_learner_fitted_here_and_their_own_rows(lt, tmp_path, monkeypatch):
-    import learning_curve
-
-    lines = _er2_lines(0, 0.5)
-    session, sets = _gpu_session(tmp_path, lines)
-    fitted = []
-
-    def here(metric, cfg, folder):  # what the data module on the local set gives: every baseline, shallow included
-        fitted.append(Path(folder).name)
-        return {x["id"]: dict(x["baselines"]) for x in lines}
-
-    monkeypatch.setattr(learning_curve, "shallow_test_rows", here)
-    out, md = tmp_path / "t.json", tmp_path / "t.md"
-    args = ["--gpu-session", str(session), "--sets", str(sets), "--resamples", "40", "--out", str(out),
-            "--markdown", str(md)]
-    assert lt.main(args) == 0
-    assert sorted(fitted) == ["1x", "1x_unseen"]  # the rehearsal's and the unfinished fit's sets: not fitted
-    er2 = json.loads(out.read_text())["metrics"]["er2score"]["sides"]
-    assert set(er2) == {"test", "test_unseen"}
-    row = er2["test"]["learned"]["seed 42, H100 80GB HBM3"]
-    assert "--trainer.accelerator gpu" in row["command"] and "NVIDIA H100" in row["command"]
-    # the shallow learner's column is the one fitted here, joined by row id: same figures as a file that had it
-    assert lt.main(["--run", f"er2score={_run_folder(tmp_path / 'cpu', 42, 'configs/reward/sample.yaml', lines=lines)}",
-                    "--resamples", "40", "--out", str(tmp_path / "c.json"), "--markdown", str(tmp_path / "c.md")]) == 0
-    cpu = json.loads((tmp_path / "c.json").read_text())["metrics"]["er2score"]["sides"]["test"]
-    assert er2["test"]["shallow"] == cpu["shallow"] and row["kendall"] == cpu["learned"]["42"]["kendall"]
-    assert row["p_vs_shallow"] == cpu["learned"]["42"]["p_vs_shallow"]
-    shallow_file = session / "curve" / "runs" / "er2score_1x_seed42" / learning_curve.SHALLOW_ROWS
-    assert sorted(json.loads(shallow_file.read_text().splitlines()[0])) == ["id", "shallow_ridge", "shallow_ridge_pair"]
-    # made once: a second build reads the files
-    fitted.clear()
-    assert lt.main(args) == 0 and fitted == []
-
-
-def test_a_gpu_fit_on_other_rows_than_the_set_here_is_refused_by_row(lt, tmp_path, monkeypatch):
-    import learning_curve
-
-    lines = _er2_lines(0, 0.5)
-    session, sets = _gpu_session(tmp_path, lines)
-    changed = {x["id"]: dict(x["baselines"]) for x in lines}
-    changed["r3"]["bleu4"] += 0.01  # the set here is not the machine's: one row's BLEU-4 differs
-    monkeypatch.setattr(learning_curve, "shallow_test_rows", lambda metric, cfg, folder: changed)
-    with pytest.raises(SystemExit, match="row 'r3': baseline bleu4 is"):
-        lt.main(["--gpu-session", str(session), "--sets", str(sets), "--out", str(tmp_path / "x.json"),
-                 "--markdown", str(tmp_path / "x.md")])
-    monkeypatch.setattr(learning_curve, "shallow_test_rows",
-                        lambda metric, cfg, folder: {k: v for k, v in changed.items() if k != "r5"})
-    with pytest.raises(SystemExit, match="not those of set 1x here"):
-        lt.main(["--gpu-session", str(session), "--sets", str(sets), "--out", str(tmp_path / "x.json"),
-                 "--markdown", str(tmp_path / "x.md")])

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmark_scripts import load_benchmark
+from benchmarks.quality import learned_vs_shallow as lvs
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "quality" / "learned_vs_shallow.py"
 
 
 def _run_folder(path: Path, seed: int, metrics: dict, *overrides: str, config: str = "configs/reward/sample.yaml") -> Path:
@@ -32,7 +31,8 @@ def _run_folder(path: Path, seed: int, metrics: dict, *overrides: str, config: s
 
 def _cli(*args):
     """The script as a user runs it (a subprocess)."""
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "benchmarks.quality.learned_vs_shallow", *args], capture_output=True,
+                          text=True, cwd=ROOT)
 
 
 def _call(*args):
@@ -46,7 +46,7 @@ def _call(*args):
     err, code = io.StringIO(), 0
     with contextlib.chdir(ROOT), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            load_benchmark("quality/learned_vs_shallow.py").main(list(args))
+            lvs.main(list(args))
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
             if isinstance(stop.code, str):
@@ -134,7 +134,6 @@ def test_a_run_that_is_not_the_sample_config_is_refused_naming_the_setting(tmp_p
 def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tmp_path, monkeypatch):
     """``--shallow-only`` recomputes the shallow rows alone (here the recomputation is stubbed: the
     real one runs the training commands' own code on the default sets) and says what produced them."""
-    mod = load_benchmark(SCRIPT)
     out = tmp_path / "learned_vs_shallow.json"
     learned = {"test": {"pearson": 0.5, "kendall": 0.36}, "shallow_test": {"pearson": 0.51, "kendall": 0.41},
                "command": "python -m train bleurt fit ...", "set": "SYNTHETIC ..."}
@@ -143,18 +142,18 @@ def test_shallow_only_replaces_the_shallow_rows_and_keeps_the_learned_figures(tm
     sets.mkdir()
     (sets / "generator_synthetic.json").write_text(json.dumps({"seed": 0, "fingerprint": "abc123"}))
     record = {"version": "v2", "chosen_on_validation_of_train_rows": {"alpha": 30.0}}
-    monkeypatch.setattr(mod, "shallow_only", lambda folder, unseen=False: {"clinical_bleurt": ({"pearson": 0.7, "kendall": 0.58},
+    monkeypatch.setattr(lvs, "shallow_only", lambda folder, unseen=False: {"clinical_bleurt": ({"pearson": 0.7, "kendall": 0.58},
                                                                                record)})
-    mod.main(["--shallow-only", "--synthetic", str(sets), "--out", str(out)])
+    lvs.main(["--shallow-only", "--synthetic", str(sets), "--out", str(out)])
     data = json.loads(out.read_text())
     for seed in ("42", "43"):
         entry = data["clinical_bleurt"][seed]
         assert entry["test"] == learned["test"] and entry["command"] == learned["command"]
         assert entry["shallow_test"] == {"pearson": 0.7, "kendall": 0.58} and entry["shallow_learner"] == record
-        assert entry["shallow_command"].startswith("python benchmarks/quality/learned_vs_shallow.py --shallow-only")
+        assert entry["shallow_command"].startswith("python -m benchmarks.quality.learned_vs_shallow --shallow-only")
         assert "fingerprint abc123" in entry["shallow_set"]
     with pytest.raises(SystemExit):
-        mod.main(["--shallow-only", "--demo", "x", "--out", str(out)])
+        lvs.main(["--shallow-only", "--demo", "x", "--out", str(out)])
 
 
 @pytest.mark.parametrize("metric, config, key", [
@@ -165,8 +164,7 @@ def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unse
     """An unseen-domain run (issue #46) differs from the sample config by its rows alone: that override is
     accepted under --run-unseen and written into its command; any other difference, or other rows, is refused,
     and the same run under --run (in-distribution) is refused."""
-    mod = load_benchmark(SCRIPT)
-    unseen_rows = mod.UNSEEN_ROWS[metric][1]
+    unseen_rows = lvs.UNSEEN_ROWS[metric][1]
     stat = "pair_acc" if metric == "er2score" else "pearson"
     figures = {f"test/{stat}": 0.6, "test/kendall": 0.3, f"test/baseline/shallow_ridge/{stat}": 0.7,
                "test/baseline/shallow_ridge/kendall": 0.4}
@@ -180,7 +178,7 @@ def test_run_unseen_accepts_exactly_the_unseen_rows_override_and_fills_test_unse
     assert entry["test"]["kendall"] == 0.5 and entry["test_unseen"]["kendall"] == 0.3  # both tests, one entry
     assert entry["shallow_test_unseen"]["kendall"] == 0.4
     assert "--seed_everything 42" in entry["command_unseen"]
-    overlay = mod.UNSEEN_CONFIGS[metric]
+    overlay = lvs.UNSEEN_CONFIGS[metric]
     if metric == "er2score":  # the sample config with the unseen rows is exactly the overlay: its command names it
         assert f"--config {overlay} " in entry["command_unseen"] and "--data.rows" not in entry["command_unseen"]
     else:  # the overlay also sets generate_synthetic false: the run is the sample config plus the rows override

@@ -5,17 +5,13 @@ padding are exactly the work the benchmark's fp32 floor counts."""
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "scoring"))
-
-from compute_floor import necessary_work  # noqa: E402
-from report_pairs import make_workloads  # noqa: E402
-from profile_ratescore import STAGES, StageClock, main  # noqa: E402
+from benchmarks.scoring.compute_floor import necessary_work
+from benchmarks.scoring.profile_ratescore import STAGES, StageClock, main
+from benchmarks.scoring.report_pairs import make_workloads
 
 
 def test_the_stage_clock_counts_exclusive_time():
@@ -65,7 +61,7 @@ def test_a_profile_adds_up_and_counts_the_floors_work(tiny_models):
 
 
 def test_the_kernel_timeline_counts_busy_time_once_and_the_gaps_between():
-    from profile_ratescore import busy_and_gaps
+    from benchmarks.scoring.profile_ratescore import busy_and_gaps
 
     # two overlapping kernels (two streams), one later, one cut by the window's end; times in µs
     line = busy_and_gaps([(5, 6), (0, 2), (1, 3), (9, 14)], start=0, end=10, top=2)  # busy 0-3, 5-6, 9-10

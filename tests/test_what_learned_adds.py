@@ -8,12 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.benchmark_scripts import load_benchmark
-
-
-@pytest.fixture(scope="module")
-def wla():
-    return load_benchmark("quality/what_learned_adds.py")
+from benchmarks.quality import what_learned_adds as wla
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +20,7 @@ def sets(tmp_path_factory):
     return folder
 
 
-def test_dev_rows_only_targets_oriented_and_the_stack_credits_a_learned_score(wla, sets, tiny_backbone, tmp_path,
+def test_dev_rows_only_targets_oriented_and_the_stack_credits_a_learned_score(sets, tiny_backbone, tmp_path,
                                                                               monkeypatch):
     from radscore.encoder import EntityEncoder
 
@@ -52,7 +47,7 @@ def test_dev_rows_only_targets_oriented_and_the_stack_credits_a_learned_score(wl
     assert out["chosen"]["counts_alpha"] in wla.ALPHAS
 
 
-def test_clear_errors(wla, sets, tmp_path):
+def test_clear_errors(sets, tmp_path):
     with pytest.raises(SystemExit, match="no export"):
         wla.measure("er2score", tmp_path, sets)
     with pytest.raises(SystemExit, match="no such rows file"):

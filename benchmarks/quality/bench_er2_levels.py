@@ -6,7 +6,7 @@ export's total and of the difflib change-hunk counter against the rows' totals, 
 and centred per reference (each reference's mean removed from score and total), plus how much of
 the totals' spread lies within references, and writes them as JSON.
 
-    .venv/bin/python benchmarks/quality/bench_er2_levels.py checkpoints/reward_sample/export \
+    .venv/bin/python -m benchmarks.quality.bench_er2_levels checkpoints/reward_sample/export \
         checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl
 """
 
@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from data.ratings import read_er2_jsonl
+from train.evaluation.baselines import diff_hunks
 
-from data.ratings import read_er2_jsonl  # noqa: E402
-from train.evaluation.baselines import diff_hunks  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def centred(values: np.ndarray, groups: np.ndarray) -> np.ndarray:

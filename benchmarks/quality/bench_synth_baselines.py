@@ -1,6 +1,6 @@
 """What text alone reaches on the SYNTHETIC benchmark: the trivial baselines on every rated set.
 
-    .venv/bin/python benchmarks/quality/bench_synth_baselines.py [--seeds 0 1 2] [--out benchmarks/results/synth_baselines.json]
+    .venv/bin/python -m benchmarks.quality.bench_synth_baselines [--seeds 0 1 2] [--out benchmarks/results/synth_baselines.json]
 
 For each seed, generates the default synthetic sets (``python -m data synth`` sizes) into a
 temporary folder and scores the evaluation side of every set with the trivial baselines of
@@ -27,23 +27,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3  # noqa: E402
-from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl  # noqa: E402
-from data.rexval import read_rexval  # noqa: E402
-from data.synth import generate  # noqa: E402
-from data.synth.generate import parse_sizes  # noqa: E402
-from train.evaluation.baselines import (SHALLOW_NAME, TRIVIAL, pair_baselines, rating_baselines,  # noqa: E402
+from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3
+from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl
+from data.rexval import read_rexval
+from data.synth import generate
+from data.synth.generate import parse_sizes
+from train.evaluation.baselines import (SHALLOW_NAME, TRIVIAL, pair_baselines, rating_baselines,
                                         shallow_pair_baseline, shallow_rating_baseline)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 METRICS = (*TRIVIAL, "bleu4")  # train.evaluation.baselines names, table order
 COLUMNS = (*METRICS, SHALLOW_NAME)  # the shallow learner: None (n/a) on a set without a train split

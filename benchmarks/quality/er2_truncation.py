@@ -2,7 +2,7 @@
 SYNTHETIC data; VALIDATION split by default (a diagnosis chooses what to change next, so it is made
 on validation figures; ``--split test`` only to explain a reported test figure).
 
-    .venv/bin/python benchmarks/quality/er2_truncation.py --run checkpoints/reward_sample \\
+    .venv/bin/python -m benchmarks.quality.er2_truncation --run checkpoints/reward_sample \\
         --run checkpoints/reward_sample_seed43
 
 For each run: its data module is rebuilt from the run's resolved config (same rows, split, template
@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "results" / "er2_truncation.json"
 
 

@@ -2,7 +2,7 @@
 bootstrap CI over reference reports and the paired bootstrap p-value of learned minus shallow (issue #46).
 SYNTHETIC data.
 
-    .venv/bin/python benchmarks/quality/learned_tables.py \\
+    .venv/bin/python -m benchmarks.quality.learned_tables \\
         --run er2score=checkpoints/reward_sample --run-unseen er2score=checkpoints/unseen/reward_seed42 \\
         --run clinical_bleurt=checkpoints/bleurt_sample --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42 \\
         --demo checkpoints/demo --demo-unseen checkpoints/unseen/demo --docs docs/synthetic.md
@@ -16,13 +16,6 @@ Reads, recomputing nothing that a model produced:
   learner, BLEU-4 and the trivial baselines on the same row, fitted on the same train rows by the training
   command. The run must be what its command says (``learned_vs_shallow.run_command``: the sample config at its
   seed; for ``--run-unseen`` plus exactly the rows override to the unseen-domain set).
-- ``--gpu-session OUT`` (runs 3 and 4 of benchmarks/gpu_session.sh, as they came back): every finished fit
-  of its learning curve, a learned row labelled by seed and GPU; the 1x set's fits stand on the
-  in-distribution test, the unseen-domain 1x set's on the unseen-domain test, a larger set's on a test of its
-  own (``test_<N>x``: more rows, so its own shallow and baseline rows). Those fits skipped the shallow learner;
-  it is fitted here on the same sets (``--sets``; made here when missing, generator note checked) and its
-  per-row scores written beside the machine's file (``test_predictions.shallow.jsonl``), after checking that
-  every baseline the machine scored has the same value here.
 - ``--demo OUT`` / ``--demo-unseen OUT``: a ``python -m train demo`` folder: the tuned RaTEScore and the
   baselines per held-out Task 2 pair (``demo_predictions.jsonl``). A demo from before that file existed gives
   the figures and CIs of its ``demo_report.json`` (its own resamples) and no p-value.
@@ -62,27 +55,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
 OUT = ROOT / "benchmarks" / "results" / "learned_tables.json"
 MARKDOWN = ROOT / "benchmarks" / "results" / "learned_tables.md"
 BEGIN = "<!-- learned_tables.py: begin (generated from benchmarks/results/learned_tables.json) -->"
 END = "<!-- learned_tables.py: end -->"
-SIDES = {"test": "in-distribution test", "test_unseen": "unseen-domain test"}  # and test_<N>x: a larger set's
-
-
-def side_label(side: str) -> str:
-    """``test``, ``test_unseen``, or ``test_<N>x`` (the in-distribution test of a set with N times the rows)."""
-    return SIDES.get(side) or f"in-distribution test, {side.removeprefix('test_')} rows"
-
-
-def side_order(sides) -> list[str]:
-    """The default sets first, then the larger ones by size, the unseen-domain test last."""
-    def key(side):
-        if side == "test_unseen":
-            return (1, 0)
-        return (0, 1 if side == "test" else int(side.removeprefix("test_").removesuffix("x")))
-    return sorted(sides, key=key)
+SIDES = {"test": "in-distribution test", "test_unseen": "unseen-domain test"}  # in this order
 STATISTICS = {"er2score": ("pair_accuracy", "kendall"), "clinical_bleurt": ("pearson", "kendall"),
               "ratescore_tuned": ("kendall",)}
 LABELS = {"er2score": "ER²Score", "clinical_bleurt": "ClinicalBLEURT", "ratescore_tuned": "tuned RaTEScore"}
@@ -108,24 +85,6 @@ def read_lines(path: Path) -> list[dict]:
     if not out:
         raise SystemExit(f"{path}: no row")
     return out
-
-
-def read_predictions(folder: Path) -> list[dict]:
-    """A run's ``test_predictions.jsonl`` lines; for a GPU session's fit (trained with ``--test_baselines
-    false``) the shallow learner's per-row scores fitted here (``learning_curve.SHALLOW_ROWS`` beside it,
-    :func:`learning_curve.fill_shallow`) are joined in by row id."""
-    from learning_curve import SHALLOW_ROWS
-
-    lines = read_lines(Path(folder) / "test_predictions.jsonl")
-    extra = Path(folder) / SHALLOW_ROWS
-    if extra.is_file():
-        by_id = {str(x["id"]): x for x in read_lines(extra)}
-        if sorted(by_id) != sorted(str(x.get("id")) for x in lines):
-            raise SystemExit(f"{extra}: other rows than {folder}/test_predictions.jsonl")
-        for line in lines:
-            line.setdefault("baselines", {}).update(
-                {k: v for k, v in by_id[str(line["id"])].items() if k != "id"})
-    return lines
 
 
 def _need(line: dict, keys, where: str) -> None:
@@ -242,62 +201,18 @@ def _rel(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def cpu_entry(metric: str, run: Path, unseen: bool) -> dict:
+def run_entry(metric: str, run: Path, unseen: bool) -> dict:
     """A run trained here: its seed, the command that reproduces it (refused when the run is not what the
     sample config, or its configs/unseen overlay, says), its predictions."""
-    from learned_vs_shallow import run_command
+    from benchmarks.quality.learned_vs_shallow import run_command
 
     seed_of_run, command, _ = run_command(metric, Path(run).resolve(), unseen=unseen)
-    return {"label": seed_of_run, "run": Path(run), "command": command, "lines": read_predictions(Path(run))}
-
-
-#: a GPU session's curve sets -> the test side their fits stand on (the larger sets: one side per size)
-def gpu_side(set_name: str) -> str:
-    if set_name == "1x":
-        return "test"
-    if set_name == "1x_unseen":
-        return "test_unseen"
-    return f"test_{set_name}"
-
-
-VARIANT_LABELS = {"marked": ", diff-marked candidates", "only": ", diff-only input"}  # curve_session.py VARIANTS
-
-
-def gpu_entries(session: Path, sets: Path) -> dict[str, dict[str, list[dict]]]:
-    """``{side: {metric: [entry]}}`` of every finished fit of a GPU session's learning curve
-    (``<session>/curve/runs/*``, runs 3 and 4 of benchmarks/gpu_session.sh; a CPU rehearsal's fits, on
-    a few batches, are left out), their shallow-learner column fitted here first
-    (:func:`learning_curve.fill_shallow`, on the same sets)."""
-    from learning_curve import device_label, fill_shallow, session_fit
-
-    device = device_label(session)
-    runs = sorted((session / "curve" / "runs").glob("*/run.json"))
-    if not runs:
-        raise SystemExit(f"{session}: no curve/runs/*/run.json (not the output of runs 3 or 4 of gpu_session.sh)")
-    memo: dict = {}
-    out: dict[str, dict[str, list[dict]]] = {}
-    for run_json in runs:
-        folder = run_json.parent
-        record, metric, set_name = session_fit(folder)
-        if not record.get("finished") or record.get("limit_batches"):
-            why = "a rehearsal on a few batches" if record.get("limit_batches") else f"rc {record.get('returncode')}"
-            print(f"{folder.name}: not in the tables ({why})", flush=True)
-            continue
-        if not (folder / "test_predictions.jsonl").is_file():
-            print(f"{folder.name}: no test_predictions.jsonl, not in the tables", flush=True)
-            continue
-        fill_shallow(folder, session, sets, memo)
-        short = device.removeprefix("cuda:").replace("NVIDIA ", "")
-        out.setdefault(gpu_side(set_name), {}).setdefault(metric, []).append(
-            {"label": f"seed {record['seed']}, {short}" + VARIANT_LABELS.get(record.get("variant") or "", ""),
-             "run": folder,
-             "command": f"{record['command']}  # on {device}, benchmarks/gpu_session.sh run 3/4",
-             "lines": read_predictions(folder)})
-    return out
+    return {"label": seed_of_run, "run": Path(run), "command": command,
+            "lines": read_lines(Path(run) / "test_predictions.jsonl")}
 
 
 def side_from_entries(metric: str, entries: list[dict], resamples: int, confidence: float, seed: int) -> dict:
-    """The rows of one metric on one test: each entry (a run: a seed, here or on a GPU) its learned row; the
+    """The rows of one metric on one test: each entry (a run: a seed) its learned row; the
     shallow learner, BLEU-4 and the best trivial baseline from the first entry's file (all entries must
     hold the same test rows)."""
     from train.evaluation.baselines import TRIVIAL
@@ -399,16 +314,16 @@ def render(data: dict | None) -> str:
     """The markdown tables of ``learned_tables.json`` (a placeholder without it)."""
     if not data:
         return ("Not measured yet: `benchmarks/results/learned_tables.json` is written by "
-                "`benchmarks/quality/learned_tables.py` from finished runs (see its docstring).")
+                "`python -m benchmarks.quality.learned_tables` from finished runs (see its docstring).")
     b = data["bootstrap"]
     out = [f"{data['note']} Each cell: the statistic on the test rows [{b['confidence']:.0%} bootstrap CI, "
            f"{b['resamples']} resamples of the reference reports, seed {b['seed']}]; for a learned row also the "
            f"paired bootstrap p-value of learned minus shallow ({b['p_value']}). Command: `{data['command']}`."]
     for metric, table in data["metrics"].items():
         stats = table["statistics"]
-        sides = side_order(table["sides"])
+        sides = [s for s in SIDES if s in table["sides"]]
         out += ["", f"#### {LABELS.get(metric, metric)} (SYNTHETIC)", ""]
-        head = ["system"] + [f"{side_label(s)}: {STAT_LABELS[st]}" for s in sides for st in stats]
+        head = ["system"] + [f"{SIDES[s]}: {STAT_LABELS[st]}" for s in sides for st in stats]
         out += ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
         seeds = sorted({k for s in sides for k in table["sides"][s]["learned"]})
         for seed in seeds:
@@ -431,7 +346,7 @@ def render(data: dict | None) -> str:
             n = f"{side['rows']} rows, {side['groups']} reference reports" + (
                 f", {side['pairs']} pairs" if side.get("pairs") else "")
             cmds = "; ".join(f"`{e['command']}`" for e in side["learned"].values())
-            out.append(f"- {side_label(s)}: {side['set']} ({n}); learned rows from {cmds}; baselines from "
+            out.append(f"- {SIDES[s]}: {side['set']} ({n}); learned rows from {cmds}; baselines from "
                        f"`{side['baselines_from']}`" + (f"; {side['note']}" if side.get("note") else ""))
     return "\n".join(out)
 
@@ -466,12 +381,6 @@ SETS = {"test": "SYNTHETIC test split of the corpus split (data/samples/split.js
                        "head, spine, breast; no model or baseline was fitted on them)"}
 
 
-def set_label(side: str) -> str:
-    if side in SETS:
-        return SETS[side]
-    return f"SYNTHETIC test split of a {side.removeprefix('test_')} set on the corpus split (data.synth seed 0)"
-
-
 def build(args, command: str) -> dict:
     runs = {"test": _pairs(args.run, "--run"), "test_unseen": _pairs(args.run_unseen, "--run-unseen")}
     demos = {"test": args.demo, "test_unseen": args.demo_unseen}
@@ -479,25 +388,21 @@ def build(args, command: str) -> dict:
     for side, by_metric in runs.items():
         for metric, folders in by_metric.items():
             entries.setdefault(side, {}).setdefault(metric, []).extend(
-                cpu_entry(metric, run, side == "test_unseen") for run in folders)
-    for session in args.gpu_session:
-        for side, by_metric in gpu_entries(Path(session), Path(args.sets)).items():
-            for metric, found in by_metric.items():
-                entries.setdefault(side, {}).setdefault(metric, []).extend(found)
+                run_entry(metric, run, side == "test_unseen") for run in folders)
     metrics: dict = {}
     for metric in ("er2score", "clinical_bleurt"):
-        for side in side_order(entries):
+        for side in [s for s in SIDES if s in entries]:
             if metric in entries[side]:
                 got = side_from_entries(metric, entries[side][metric], args.resamples, args.confidence, args.seed)
                 table = metrics.setdefault(metric, {"statistics": list(STATISTICS[metric]), "sides": {}})
-                table["sides"][side] = {"set": set_label(side), **got}
+                table["sides"][side] = {"set": SETS[side], **got}
     for side, demo in demos.items():
         if demo:
             got = side_from_demo(Path(demo), args.resamples, args.confidence, args.seed)
             table = metrics.setdefault("ratescore_tuned", {"statistics": ["kendall"], "sides": {}})
             table["sides"][side] = {"set": SETS[side].replace("test split", "Task 2 held-out pairs"), **got}
     if not metrics:
-        raise SystemExit("nothing to read: give --run, --run-unseen, --gpu-session, --demo and/or --demo-unseen")
+        raise SystemExit("nothing to read: give --run, --run-unseen, --demo and/or --demo-unseen")
     return {"synthetic": True, "note": SYNTHETIC_NOTE, "command": command,
             "bootstrap": {"unit": "reference report (group)", "resamples": args.resamples,
                           "confidence": args.confidence, "seed": args.seed, "p_value": P_DEFINITION},
@@ -508,11 +413,6 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", action="append", default=[], metavar="METRIC=RUN")
     p.add_argument("--run-unseen", action="append", default=[], metavar="METRIC=RUN")
-    p.add_argument("--gpu-session", action="append", default=[], metavar="OUT",
-                   help="a GPU session's output folder (runs 3/4 of benchmarks/gpu_session.sh): its finished fits, "
-                        "the shallow learner's column fitted here on the same sets")
-    p.add_argument("--sets", default=None, help="with --gpu-session: where the curve sets are (made here when "
-                   "missing; default that of benchmarks/quality/learning_curve.py)")
     p.add_argument("--demo", default=None, help="a python -m train demo folder (in-distribution Task 2)")
     p.add_argument("--demo-unseen", default=None, help="a demo folder on the unseen-domain sets")
     p.add_argument("--resamples", type=int, default=1000)
@@ -525,16 +425,12 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.resamples < 1 or not 0 < args.confidence < 1:
         p.error("--resamples must be >= 1 and --confidence in (0, 1)")
-    if args.sets is None:
-        from learning_curve import CURVE_SETS
-
-        args.sets = str(CURVE_SETS)
     out = Path(args.out)
     if args.from_json:
         data = json.loads(out.read_text()) if out.is_file() else None
     else:
         argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-        data = build(args, f"python benchmarks/quality/learned_tables.py {argv_text}".strip())
+        data = build(args, f"python -m benchmarks.quality.learned_tables {argv_text}".strip())
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(data, indent=1) + "\n")
     text = render(data)

@@ -1,6 +1,6 @@
 """The learned metrics beside the shallow learner, on their own test split (issue #29). SYNTHETIC data.
 
-    .venv/bin/python benchmarks/quality/learned_vs_shallow.py --run er2score=checkpoints/reward_sample \\
+    .venv/bin/python -m benchmarks.quality.learned_vs_shallow --run er2score=checkpoints/reward_sample \\
         --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo \\
         --run-unseen er2score=checkpoints/unseen/reward_seed42 --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42
 
@@ -55,7 +55,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages (train.ablations) import
 OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
 SHALLOW = "shallow_ridge"
 #: test_metrics.json statistic -> the JSON's name
@@ -328,7 +327,7 @@ def main(argv=None) -> None:
                  "the sample configs' sets" if not args.synthetic else "the sets in --synthetic")
         shallow_set = (f"SYNTHETIC {where}, data.synth seed {gen.get('seed')}, default sizes, generator fingerprint "
                        f"{gen.get('fingerprint')} (test split)")
-        command = "python benchmarks/quality/learned_vs_shallow.py --shallow-only" + (" --unseen" if args.unseen else "") + (
+        command = "python -m benchmarks.quality.learned_vs_shallow --shallow-only" + (" --unseen" if args.unseen else "") + (
             f" --synthetic {args.synthetic}" if args.synthetic else "")
         suffix = "_unseen" if args.unseen else ""
         for metric, seeds in data.items():

@@ -1,9 +1,9 @@
 """Learning curve of a learned metric beside the shallow learner, on VALIDATION figures (issue #29).
 SYNTHETIC data: the sample profile's sets, never the papers' benchmarks.
 
-    .venv/bin/python benchmarks/quality/learning_curve.py er2score --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python -m benchmarks.quality.learning_curve er2score --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/reward_sample
-    .venv/bin/python benchmarks/quality/learning_curve.py clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
+    .venv/bin/python -m benchmarks.quality.learning_curve clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
         --existing 1=checkpoints/bleurt_sample
 
 For each training share F (``data.train_fraction``: a seeded share of the training split's reference
@@ -25,18 +25,6 @@ Writes (merges into) ``benchmarks/results/learning_curve.json``::
                                       "best_epoch", "val": {<stat>}, "shallow_val": {<stat>}, "gap": {<stat>},
                                       "run", "command"}},
                   "trend": {<stat>: {"slope_per_doubling", "rows_at_crossing", "note"}}}}
-
-A GPU session's curve (runs 3 and 4 of ``benchmarks/gpu_session.sh``: the sample configs on sets of 1x, 2x,
-4x and 8x the default rows, seeds 42 and 43, on CUDA) is merged with ``--gpu-session DIR`` (its ``$OUT``)::
-
-    .venv/bin/python benchmarks/quality/learning_curve.py --gpu-session /tmp/gpu_session_out
-
-under ``<metric>.<seed>.<M>x_rows@<device>`` (``1x_rows_unseen@...`` for the unseen-domain set) with the test
-figures too (``test``, ``shallow_test``, ``test_gap``) and a trend of their own (``trend@<device>``,
-``trend_test@<device>``); the CPU points and their trend are left as they are. The machine's fits skip the
-shallow learner (``--test_baselines false``): it is fitted here on the CPU on the same sets (made here when
-missing, their generator fingerprint checked against the session's) and cached in
-``benchmarks/results/learning_curve_shallow.json`` (by metric, fingerprint and sizes, for both seeds).
 
 ``val`` is the epoch the run kept (its checkpoint monitor), ``gap`` is ``val - shallow_val``. A point
 trained for another number of epochs than the config's (``--epochs``) is keyed ``<F>x<E>ep`` and left
@@ -60,14 +48,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))  # gpu_carry: the curve sets (--gpu-session)
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
-#: a GPU session fit's variant (benchmarks/gpu/curve_session.py VARIANTS) -> the candidate format it trained with;
-#: its points are keyed ``..._<variant>@<device>`` and stay off the trend
-VARIANT_FORMATS = {"marked": "diff_marked", "only": "diff_only"}
 #: metric -> (train task, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)
 METRICS = {
     "er2score": ("reward", "configs/reward/sample.yaml", {"pair_acc": "pair_accuracy", "kendall": "kendall"},
@@ -190,16 +172,16 @@ def trend(points: dict[str, dict]) -> dict:
     return out
 
 
-def cpu_points(entry: dict) -> dict[str, dict]:
-    """A seed's CPU points (not the trends, the set note or a GPU session's ``...@<device>`` points), by share."""
+def share_points(entry: dict) -> dict[str, dict]:
+    """A seed's points (not the trends or the set note), by share."""
     return dict(sorted(((k, v) for k, v in entry.items()
-                        if k != "set" and not k.startswith("trend") and "@" not in k and isinstance(v, dict)),
+                        if k != "set" and not k.startswith("trend") and isinstance(v, dict)),
                        key=lambda kv: (kv[1]["fraction"], kv[1]["max_epochs"] or 0)))
 
 
 def retrend(entry: dict) -> dict[str, dict]:
-    """Recompute a seed's CPU trends (``trend``, ``trend+<tag>``) from its points; returns the points."""
-    measured = cpu_points(entry)
+    """Recompute a seed's trends (``trend``, ``trend+<tag>``) from its points; returns the points."""
+    measured = share_points(entry)
     entry["trend"] = trend({k: v for k, v in measured.items() if on_trend(k)})
     for tag in sorted({k.split("+", 1)[1] for k in measured if "+" in k}):  # a curve per further setting
         entry[f"trend+{tag}"] = trend({k: v for k, v in measured.items() if "x" not in k and k.endswith("+" + tag)})
@@ -232,7 +214,7 @@ def point_config(point: dict) -> dict:
 
 
 def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
-    """Fit the shallow learner as it is now on every CPU point's training rows (from its config, its share
+    """Fit the shallow learner as it is now on every point's training rows (from its config, its share
     and its further fit arguments: the run folder is not needed) and write its validation figures, the
     values it chose, the gap and the trends again. Points measured with an earlier shallow learner (v1:
     diff tokens only, no ``shallow_chosen``) keep its figures under ``shallow_val_v1``. Returns the lines
@@ -243,7 +225,7 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
     for metric in metrics:
         stats = METRICS[metric][2]
         for seed, entry in sorted(data.get(metric, {}).items()):
-            for key, point in cpu_points(entry).items():
+            for key, point in share_points(entry).items():
                 cfg = point_config(point)
                 init = (cfg.get("model") or {}).get("init_args") or {}
                 linked = {k: init.get(k) for k in datamodule_class(metric).linked_from_model}
@@ -330,260 +312,6 @@ def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, e
         raise SystemExit(f"{command}: failed (exit {done.returncode}); run it again to go on from {last}")
     return command
 
-# ---- the learning curve on CUDA: runs 3 and 4 of benchmarks/gpu_session.sh (issue #46, part 4) -----------
-SHALLOW_CACHE = ROOT / "benchmarks" / "results" / "learning_curve_shallow.json"
-CURVE_SETS = ROOT / "checkpoints" / "curve_sets"
-DATA_PATH = {"er2score": "rows", "clinical_bleurt": "train_path"}  # the data argument naming a set's file
-SET_FILE = {"er2score": "synthetic_er2/radcliq_synthetic.jsonl",
-            "clinical_bleurt": "synthetic_bleurt/clinical_bleurt_synthetic.jsonl"}
-INITIAL_WEIGHTS = ("the packaged all-MiniLM-L6-v2 carried as bfloat16 (benchmarks/gpu/gpu_carry.py --curve) and widened "
-                   "to float32 on the machine: its initial weights were rounded to bf16, so these figures are not "
-                   "bit-comparable with a CPU run from the float32 package")
-
-
-def device_label(session: Path) -> str:
-    """The session's device as its preflight printed it (``cuda:NVIDIA H100 80GB HBM3``), else ``cpu``."""
-    log = session / "gpu_session.log"
-    text = log.read_text(errors="replace") if log.is_file() else ""
-    for line in text.splitlines():
-        if line.startswith("gpu ") and line.endswith(" GiB"):
-            return "cuda:" + line[4:].rsplit(" ", 2)[0]
-    return "cpu"
-
-
-def device_slug(label: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in label.lower()).strip("-").replace("--", "-")
-
-
-def local_set(name: str, stored: dict, sets: Path) -> Path:
-    """The set ``name`` here, the one the session trained on: ``sets/<name>`` when its generator note
-    (fingerprint, seed, sizes) equals the session's ``stored`` one, else made here again
-    (``benchmarks/gpu/gpu_carry.py``'s curve sets: seed 0, a multiple of the default er2 and bleurt sizes)
-    and checked; a SystemExit naming the set when the two differ."""
-    folder = sets / name
-    note = folder / "generator_synthetic.json"
-    if note.is_file() and json.loads(note.read_text()) == stored:
-        return folder
-    from gpu_carry import curve_set_fresh, curve_sizes, ensure_curve_set
-
-    multiple, unseen = int(name.split("x", 1)[0]), name.endswith("_unseen")
-    if stored.get("sizes") != curve_sizes(multiple) or stored.get("seed") != 0:
-        raise SystemExit(f"set {name}: the session's generator note {stored} is not a curve set of {multiple}x "
-                         f"(seed 0, sizes {curve_sizes(multiple)}), and {folder} does not hold it")
-    if not curve_set_fresh(multiple, folder, unseen):
-        print(f"set {name}: making it here (python -m data synth) to fit the shallow learner", flush=True)
-    ensure_curve_set(multiple, folder, unseen)
-    here = json.loads(note.read_text())
-    if here != stored:
-        raise SystemExit(f"set {name}: made here with generator fingerprint {here.get('fingerprint')}, the session "
-                         f"trained on {stored.get('fingerprint')} (another generator, lexicons or corpus): the "
-                         "shallow learner would not see the same rows")
-    return folder
-
-
-def shallow_on_set(metric: str, cfg: dict, folder: Path, stored: dict, cache_path: Path) -> dict:
-    """The shallow learner's validation and test figures on the set in ``folder`` (fitted on its training
-    rows, as after a fit's test) and the split sizes, from ``cache_path`` when there (keyed by metric,
-    generator fingerprint, seed and sizes: it does not depend on the model's seed), else computed here on
-    the CPU and cached."""
-    key = f"{metric}|{stored.get('fingerprint')}|seed{stored.get('seed')}|" + json.dumps(stored.get("sizes"), sort_keys=True)
-    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
-    if key in cache:
-        return cache[key]
-    import time
-
-    _, _, stats, _ = METRICS[metric]
-    cfg = {**cfg, "data": {**(cfg.get("data") or {}), DATA_PATH[metric]: str(folder / SET_FILE[metric])}}
-    t0 = time.time()
-    dm = datamodule(metric, cfg)
-    if METRICS[metric][0] == "reward":
-        train_rows = {r.id: r for p in dm.pairs["train"] for r in (p.accepted, p.rejected)}
-        sizes = {"train_rows": len(train_rows), "train_groups": len({r.group for r in train_rows.values()}),
-                 "val_rows": len({r.id for p in dm.pairs["val"] for r in (p.accepted, p.rejected)}),
-                 "test_pairs": len(dm.pairs["test"])}
-    else:
-        splits = dm.read_splits()
-        sizes = {"train_rows": len(splits["train"]), "train_groups": len({p.group for p in splits["train"]}),
-                 "val_rows": len(splits["val"]), "test_rows": len(splits["test"])}
-    got = {**sizes}
-    for split in ("val", "test"):
-        table = dm.baseline_metrics(split)[SHALLOW]
-        got[f"shallow_{split}"] = {name: float(table[k]) for k, name in stats.items()}
-    got["seconds"] = round(time.time() - t0, 1)
-    got["set"] = stored
-    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
-    cache[key] = got
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    cache_path.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
-    return got
-
-
-def session_fit(folder: Path) -> tuple[dict, str, str]:
-    """``(run.json record, metric, set name)`` of one fit of a GPU session's curve (``<session>/curve/runs/<name>``)."""
-    record = json.loads((folder / "run.json").read_text())
-    set_name = record["set"]
-    return record, record.get("metric") or record["name"].split(f"_{set_name}_seed")[0], set_name
-
-
-#: beside a session fit's ``test_predictions.jsonl`` (the machine's, left as it came): the shallow learner's
-#: per-row test scores, fitted here on the same set (the fit ran with ``--test_baselines false``)
-SHALLOW_ROWS = "test_predictions.shallow.jsonl"
-
-
-def shallow_test_rows(metric: str, cfg: dict, folder: Path) -> dict[str, dict[str, float]]:
-    """Per test row id of the set in ``folder``: every baseline's score on it, the shallow learner's
-    included (fitted on the set's train rows, as a fit's test does), from the run's data module."""
-    cfg = {**cfg, "data": {**(cfg.get("data") or {}), DATA_PATH[metric]: str(folder / SET_FILE[metric])}}
-    got = datamodule(metric, cfg).baseline_scores("test", True)
-    return {str(r.id): {n: float(v[k]) for n, v in got["scores"].items()} for k, r in enumerate(got["rows"])}
-
-
-def fill_shallow(folder: Path, session: Path, sets: Path, memo: dict | None = None) -> Path | None:
-    """``<folder>/test_predictions.shallow.jsonl`` for a session fit whose ``test_predictions.jsonl`` has no
-    shallow-learner column: per test row its id and the shallow learner's scores (``shallow_ridge`` and, for
-    ER², ``shallow_ridge_pair``), fitted here on the set the machine trained on (generator note checked,
-    :func:`local_set`). The rows must be the machine's: the same ids, and every baseline the machine scored
-    equal to its value here (within 1e-6), else a SystemExit naming the row. Returns the file (made once,
-    then reused), or None when the fit left no predictions or they already hold the column. ``memo`` shares
-    one set's fit among its seeds."""
-    predictions = folder / "test_predictions.jsonl"
-    if not predictions.is_file():
-        return None
-    out = folder / SHALLOW_ROWS
-    if out.is_file():
-        return out
-    lines = [json.loads(x) for x in predictions.read_text(encoding="utf-8").splitlines() if x.strip()]
-    if not lines:
-        raise SystemExit(f"{predictions}: no row")
-    if SHALLOW in lines[0].get("baselines", {}):
-        return None
-    _, metric, set_name = session_fit(folder)
-    stored = json.loads((session / "curve" / "sets" / f"{set_name}.json").read_text())
-    memo = {} if memo is None else memo
-    key = (metric, set_name, json.dumps(stored, sort_keys=True))
-    if key not in memo:
-        memo[key] = shallow_test_rows(metric, resolved_config(folder), local_set(set_name, stored, sets))
-    here = memo[key]
-    ids = [str(x["id"]) for x in lines]
-    if sorted(ids) != sorted(here):
-        extra, lacking = sorted(set(ids) - set(here))[:3], sorted(set(here) - set(ids))[:3]
-        raise SystemExit(f"{predictions}: its test rows are not those of set {set_name} here (only on the machine: "
-                         f"{extra}; only here: {lacking})")
-    for line, row_id in zip(lines, ids):
-        for base, value in line.get("baselines", {}).items():
-            mine = here[row_id].get(base)
-            if mine is None or abs(mine - float(value)) > 1e-6:
-                raise SystemExit(f"{predictions}: row {row_id!r}: baseline {base} is {value} there and {mine} here: "
-                                 "not the same rows, so the shallow learner fitted here would not stand beside it")
-    with out.open("w", encoding="utf-8") as f:
-        for row_id in ids:
-            f.write(json.dumps({"id": row_id, **{n: v for n, v in here[row_id].items() if n.startswith(SHALLOW)}})
-                    + "\n")
-    return out
-
-
-def gpu_session_point(folder: Path, session: Path, sets: Path, cache_path: Path, label: str) -> tuple[str, int, str, dict]:
-    """One fit of a session (its folder under ``<session>/curve/runs``): ``(metric, seed, key, point)``."""
-    record, metric, set_name = session_fit(folder)
-    seed = int(record.get("seed") or record["name"].rsplit("_seed", 1)[1])
-    if metric not in METRICS:
-        raise SystemExit(f"{folder}/run.json: metric {metric!r} is not one of {sorted(METRICS)}")
-    _, _, stats, monitor = METRICS[metric]
-    stored_path = session / "curve" / "sets" / f"{set_name}.json"
-    if not stored_path.is_file():
-        raise SystemExit(f"{folder}: the session has no generator note of its set ({stored_path})")
-    stored = json.loads(stored_path.read_text())
-    cfg = resolved_config(folder)
-    epochs = val_by_epoch(folder, stats)
-    best = max(epochs, key=lambda e: e[stats[monitor]])
-    tested = json.loads((folder / "test_metrics.json").read_text())
-    try:
-        test = {name_: float(tested[f"test/{k}"]) for k, name_ in stats.items()}
-    except KeyError as err:
-        raise SystemExit(f"{folder}/test_metrics.json: no {err} (not a finished fit of {metric})") from None
-    shallow = shallow_on_set(metric, cfg, local_set(set_name, stored, sets), stored, cache_path)
-    val = {n: best[n] for n in stats.values()}
-    multiple = int(set_name.split("x", 1)[0])
-    limit = record.get("limit_batches")  # a CPU rehearsal's: a point of its own, off the trend
-    variant = record.get("variant")  # the sample config with another candidate format (curve_session.VARIANTS)
-    key = (f"{multiple}x_rows" + ("_unseen" if set_name.endswith("_unseen") else "")
-           + (f"_{variant}" if variant else "") + (f"_limit{limit}batches" if limit else "") + f"@{device_slug(label)}")
-    point = {"fraction": 1.0, "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"), "limit_batches": limit,
-             "rows_multiple": multiple, "set": set_name, "set_generator": stored, "device": label,
-             "candidate_format": VARIANT_FORMATS[variant] if variant else "plain",
-             "train_rows": shallow["train_rows"], "train_groups": shallow["train_groups"],
-             "val_rows": shallow["val_rows"], "epochs": epochs, "best_epoch": best["epoch"], "val": val,
-             "shallow_val": shallow["shallow_val"], "gap": {k: val[k] - shallow["shallow_val"][k] for k in val},
-             "test": test, "shallow_test": shallow["shallow_test"],
-             "test_gap": {k: test[k] - shallow["shallow_test"][k] for k in test},
-             "shallow_where": "fitted here on the CPU on the same set (generator fingerprint checked): "
-                              "the machine's fits ran with --test_baselines false",
-             "run": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
-             "command": record["command"], "backbone": record.get("backbone"), "seconds": record.get("seconds"),
-             "initial_weights": INITIAL_WEIGHTS if "bf16" in str(record.get("backbone")) else
-             "the float32 packaged all-MiniLM-L6-v2"}
-    return metric, seed, key, point
-
-
-def merge_gpu_session(session: Path, out: Path = OUT, sets: Path = CURVE_SETS, cache_path: Path = SHALLOW_CACHE,
-                      label: str | None = None) -> dict:
-    """Merge every finished fit of a session's curve (``<session>/curve/runs/*/run.json``) into ``out``
-    beside the CPU points (their entries are not touched; the trend over the CPU shares stays theirs):
-    ``<metric>.<seed>.<M>x_rows@<device>`` with the model's validation figures by epoch, best epoch and test
-    figures and the shallow learner's beside them; ``trend@<device>`` (validation gap) and
-    ``trend_test@<device>`` (test gap) over log2(training rows) of the multiples of one device."""
-    label = label or device_label(session)
-    runs = sorted((session / "curve" / "runs").glob("*/run.json"))
-    if not runs:
-        raise SystemExit(f"{session}: no curve/runs/*/run.json (not the output of runs 3 or 4 of gpu_session.sh)")
-    data = json.loads(out.read_text()) if out.is_file() else {}
-    merged, skipped = [], []
-    for run_json in runs:
-        record = json.loads(run_json.read_text())
-        if not record.get("finished"):
-            skipped.append(f"{record['name']} (rc {record.get('returncode')})")
-            continue
-        metric, seed, key, point = gpu_session_point(run_json.parent, session, sets, cache_path, label)
-        data.setdefault(metric, {}).setdefault(str(seed), {})[key] = point
-        merged.append((metric, seed, key))
-    slug = device_slug(label)
-    for metric, seed in sorted({(m, s) for m, s, _ in merged}):
-        entry = data[metric][str(seed)]
-        ladder = {k: v for k, v in entry.items() if k.endswith(f"@{slug}") and "_unseen" not in k
-                  and not any(f"_{variant}@" in k or f"_{variant}_" in k for variant in VARIANT_FORMATS)
-                  and not k.startswith("trend") and "batches@" not in k}
-        for name, points in ((f"trend@{slug}", ladder),
-                             (f"trend_test@{slug}", {k: {**v, "gap": v["test_gap"]} for k, v in ladder.items()})):
-            line = trend(points)
-            if line:
-                entry[name] = line
-            else:  # fewer than two sizes of this device so far: no line
-                entry.pop(name, None)
-        entry.setdefault("set", "SYNTHETIC (validation split of the sample set; data.synth)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
-    for metric, seed, key in merged:
-        v = data[metric][str(seed)][key]
-        cells = " ".join(f"{s} val {v['val'][s]:.3f} (shallow {v['shallow_val'][s]:.3f}) test {v['test'][s]:.3f} "
-                         f"(shallow {v['shallow_test'][s]:.3f})" for s in v["val"])
-        print(f"{metric} seed {seed} {key}: {v['train_rows']} rows, best epoch {v['best_epoch']}: {cells}")
-    for s in skipped:
-        print(f"not finished, not merged: {s}")
-    print(f"wrote {out}")
-    return {"merged": merged, "skipped": skipped}
-
-
-def gpu_session_main(argv: list[str]) -> None:
-    p = argparse.ArgumentParser(description="merge the learning curve of a GPU session (runs 3 and 4 of "
-                                "benchmarks/gpu_session.sh) into the curve's JSON")
-    p.add_argument("--gpu-session", required=True, metavar="DIR", help="the session's output folder ($OUT)")
-    p.add_argument("--sets", default=str(CURVE_SETS), help="where the curve's sets are (made here when missing)")
-    p.add_argument("--shallow-cache", default=str(SHALLOW_CACHE))
-    p.add_argument("--device", default=None, help="the device's label (default: from the session's preflight)")
-    p.add_argument("--out", default=str(OUT))
-    a = p.parse_args(argv)
-    merge_gpu_session(Path(a.gpu_session), Path(a.out), Path(a.sets), Path(a.shallow_cache), a.device)
-
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -602,10 +330,8 @@ def main(argv=None) -> None:
                    help="name of the further fit arguments (needed with them): the points' key <F>+<tag>")
     p.add_argument("extra", nargs="*", default=[], help="after --: further arguments of the fit command")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a == "--gpu-session" or a.startswith("--gpu-session=") for a in argv):
-        return gpu_session_main(argv)
     if "--shallow-only" in argv:
-        q = argparse.ArgumentParser(description="fit the shallow learner as it is now on every CPU point's rows "
+        q = argparse.ArgumentParser(description="fit the shallow learner as it is now on every point's rows "
                                                 "(no model is trained; the run folders are not needed)")
         q.add_argument("--shallow-only", action="store_true", required=True)
         q.add_argument("metrics", nargs="*", help=f"of {sorted(METRICS)} (default: both)")
@@ -618,7 +344,7 @@ def main(argv=None) -> None:
         for metric in a.metrics or sorted(METRICS):
             data = json.loads(Path(a.out).read_text())
             for seed, entry in sorted(data.get(metric, {}).items()):
-                for name in sorted(k for k in entry if k.startswith("trend") and "@" not in k):
+                for name in sorted(k for k in entry if k.startswith("trend")):
                     for s, tr in entry[name].items():
                         print(f"{metric} seed {seed} {name} of {s}: {tr['slope_per_doubling']:+.3f} per doubling "
                               f"({tr['note']})")

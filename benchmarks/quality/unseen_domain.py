@@ -1,6 +1,6 @@
 """How unseen is the unseen-domain test (issue #46)? SYNTHETIC data: the sample profile's sets.
 
-    .venv/bin/python benchmarks/quality/unseen_domain.py [--corpus-sets checkpoints/synthetic] \\
+    .venv/bin/python -m benchmarks.quality.unseen_domain [--corpus-sets checkpoints/synthetic] \\
         [--unseen-sets checkpoints/synthetic_unseen]
 
 For the corpus split's sets and the unseen-domain split's (``data/samples/split_unseen.json``: head, spine
@@ -26,7 +26,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "results" / "unseen_domain.json"
 
 
@@ -98,7 +97,7 @@ def measure(corpus_sets: Path, unseen_sets: Path) -> dict:
     out = {"what": "SYNTHETIC: share of the test rows' diff tokens (words the edit deletes or inserts) never seen in a "
                    "training-side (train or dev) diff of the same set; and of the test reports' words in no training "
                    "report",
-           "command": "python benchmarks/quality/unseen_domain.py"}
+           "command": "python -m benchmarks.quality.unseen_domain"}
     for name, folder, split_file in (("corpus_split", corpus_sets, None), ("unseen_domain_split", unseen_sets,
                                                                              UNSEEN_SPLIT_FILE)):
         gen = json.loads((folder / "generator_synthetic.json").read_text())

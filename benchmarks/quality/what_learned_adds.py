@@ -1,6 +1,6 @@
 """What does a learned metric add to the shallow learner's inputs (issue #46)? VALIDATION rows only; SYNTHETIC data.
 
-    .venv/bin/python benchmarks/quality/what_learned_adds.py \\
+    .venv/bin/python -m benchmarks.quality.what_learned_adds \\
         --run er2score=checkpoints/reward_sample:checkpoints/synthetic \\
         --run er2score=checkpoints/unseen/reward_seed42:checkpoints/synthetic_unseen \\
         --run clinical_bleurt=checkpoints/unseen/bleurt_seed42:checkpoints/synthetic_unseen
@@ -32,13 +32,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "results" / "what_learned_adds.json"
 ROWS = {"er2score": "synthetic_er2/radcliq_synthetic.jsonl",
         "clinical_bleurt": "synthetic_bleurt/clinical_bleurt_synthetic.jsonl"}
@@ -192,7 +190,7 @@ def main(argv=None) -> None:
     for spec in args.run:
         metric, run, sets = parse_run(spec)
         result = measure(metric, run, sets)
-        result["command"] = f"python benchmarks/quality/what_learned_adds.py --run {spec}"
+        result["command"] = f"python -m benchmarks.quality.what_learned_adds --run {spec}"
         data["runs"][f"{metric}={run}"] = result
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")  # after each run: a kill keeps it

@@ -1,6 +1,6 @@
 """What bf16 autocast costs RaTEScore on a device, with and without autocast's cache of cast weights.
 
-    .venv/bin/python benchmarks/scoring/bench_autocast.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python -m benchmarks.scoring.bench_autocast [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--encoder DIR] [--pairs 100] [--repeats 3] [--batch-size B] [--out benchmarks/results/autocast_<class>.json]
 
 Three settings of one scorer on the same sample report pairs (``report_pairs.sample_pairs``):
@@ -15,11 +15,10 @@ casts (``aten::_to_copy``) of a NER pass over one batch and over six, under each
 the cache a further batch casts only its activations), and max |Δscore| between the two bf16
 settings (a cached cast is the same cast: 0 expected) and between bf16 and fp32.
 
-The question it answers: issue #30 measured bf16 autocast *slower* than fp32 on an H200 (240 against
-854 pairs/s). On this repository's 2-core AVX512-BF16 CPU the cache changed nothing measurable (0.94x
-and 1.06x in two runs; ``benchmarks/results/autocast_avx512-bf16.json``); whether the
-re-cast weights were the GPU's slowdown needs ``--device cuda`` (``benchmarks/gpu_session.sh``, step
-``autocast``). A table goes to stdout, the figures to JSON.
+The question it answers: bf16 autocast was measured *slower* than fp32 on an H200 (240 against 854
+pairs/s). On this repository's 2-core AVX512-BF16 CPU the cache changed nothing measurable (0.94x and
+1.06x in two runs; ``benchmarks/results/autocast_avx512-bf16.json``); whether the re-cast weights were
+the GPU's slowdown needs ``--device cuda`` on a GPU. A table goes to stdout, the figures to JSON.
 """
 
 from __future__ import annotations
@@ -32,9 +31,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hardware import ROOT, cpu_class, device_facts, result_path  # noqa: E402
-from report_pairs import sample_pairs  # noqa: E402
+from benchmarks.scoring.hardware import ROOT, cpu_class, device_facts, result_path
+from benchmarks.scoring.report_pairs import sample_pairs
 
 SETTINGS = ("fp32", "bf16", "bf16, inference_mode")
 SENTENCES = ["Small left pleural effusion.", "No pneumothorax.", "Mild atelectasis at the bases.",
@@ -75,7 +73,6 @@ def casts_per_pass(scorer, n_sentences: int) -> int:
 
 
 def measure(args) -> dict:
-    sys.path.insert(0, str(ROOT))
     from radscore import RaTEScore
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 

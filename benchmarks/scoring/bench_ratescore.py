@@ -1,6 +1,6 @@
 """Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package on three workloads.
 
-    .venv/bin/python benchmarks/scoring/bench_ratescore.py [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python -m benchmarks.scoring.bench_ratescore [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
         [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
@@ -81,11 +81,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
-from hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class, cpu_name,
-                     device_facts, emulate_in_result, isa_is_applied, rerun_capped, result_path, torch_cpu_capability)
-from released_package import ensure_released_venv, run_released, tie_ambiguous
-from report_pairs import make_workloads, shuffled_reports
+from benchmarks.scoring.compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
+from benchmarks.scoring.hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class,
+                                         cpu_name, device_facts, emulate_in_result, isa_is_applied, rerun_capped,
+                                         result_path, torch_cpu_capability)
+from benchmarks.scoring.released_package import ensure_released_venv, run_released, tie_ambiguous
+from benchmarks.scoring.report_pairs import make_workloads, shuffled_reports
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,7 +100,6 @@ def _current_rss_mb() -> float:
 def _ours_child(job_path: str, out_path: str) -> None:
     """Runs in a child process: score the job's pairs with radscore, timing the scoring only."""
     job = json.loads(Path(job_path).read_text())
-    sys.path.insert(0, str(ROOT))
     from radscore import RaTEScore
 
     sentences = job.get("sentences")
@@ -176,8 +176,8 @@ def run_ours(candidates, references, ner, encoder, sentences=None, **options) ->
         job, out = Path(tmp, "in.json"), Path(tmp, "out.json")
         job.write_text(json.dumps({"candidates": candidates, "references": references, "ner": str(ner),
                                    "encoder": str(encoder), "sentences": sentences, **options}))
-        done = subprocess.run([sys.executable, __file__, "--child", str(job), str(out)],
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", str(job), str(out)],
+                              capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             raise RuntimeError(f"radscore failed:\n{done.stderr[-3000:]}")
         return json.loads(out.read_text())
@@ -357,7 +357,6 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
 
 
 def benchmark(args) -> dict:
-    sys.path.insert(0, str(ROOT))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
     encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
@@ -477,16 +476,14 @@ def main(argv=None) -> None:
                    help="radscore only: skip the released package (e.g. where its venv cannot be made)")
     p.add_argument("--released-python", default=None,
                    help="an interpreter (or a wrapper script) that already imports the released package, used as "
-                        "is instead of making .venv-ratescore (benchmarks/gpu_session.sh: the carried wheels on a "
-                        "machine without PyPI)")
+                        "is instead of making .venv-ratescore (e.g. on a machine without PyPI)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
     p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
                    help="extra radscore runs at these batch sizes on the first workload")
     p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None,
-                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2); "
-                        "benchmarks/gpu_session.sh passes its carried NER folder (benchmarks/gpu/gpu_carry.py)")
+                   help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--released-batch-sizes", type=int, nargs="+", default=[8, 32])
@@ -525,7 +522,7 @@ def main(argv=None) -> None:
         p.error("--emulate-isa is for the CPU")
     if args.emulate_isa and not isa_is_applied(args.emulate_isa):
         # the caps are read when each library starts: run the whole benchmark again in a process that has them
-        sys.exit(rerun_capped(args.emulate_isa, __file__, sys.argv[1:] if argv is None else list(argv)))
+        sys.exit(rerun_capped(args.emulate_isa, __spec__.name, sys.argv[1:] if argv is None else list(argv)))
     check_device(args.device)
     result = benchmark(args)
     args.out = args.out or str(result_path(result))

@@ -1,6 +1,6 @@
 """Benchmark ``radscore score --ray`` (Ray Data, one model copy per actor) against one process.
 
-    .venv/bin/python benchmarks/scoring/bench_ray.py [--ner checkpoints/iob_sample/export] [--pairs 2000]
+    .venv/bin/python -m benchmarks.scoring.bench_ray [--ner checkpoints/iob_sample/export] [--pairs 2000]
         [--actors 2] [--chunk-size 250] [--out benchmarks/results/ray.json]
 
 The same ``--pairs`` pairs of SAMPLE reports (:func:`report_pairs.shuffled_reports`: distinct
@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 
 
 def main(argv=None) -> None:
@@ -47,7 +45,7 @@ def main(argv=None) -> None:
     import ray
     import torch
 
-    from report_pairs import shuffled_reports
+    from benchmarks.scoring.report_pairs import shuffled_reports
     from radscore import RaTEScore
     from radscore.ray_scoring import score_with_ray
 

@@ -1,7 +1,7 @@
 """radscore's ``"rush"`` sentence splitter against the released package's (medspacy + PyRuSH in the
 released venv): the share of reports with identical sentence lists, and milliseconds per report.
 
-    python benchmarks/scoring/bench_splitter.py [--random 2000] [--repeat 3] [--out benchmarks/results/splitter.json]
+    python -m benchmarks.scoring.bench_splitter [--random 2000] [--repeat 3] [--out benchmarks/results/splitter.json]
 
 Texts: every report of ``data/samples/reports.jsonl`` (the whole report, then each section alone),
 and ``--random`` seeded report-like texts (``benchmarks/scoring/report_texts.py``). Sentence lists are the
@@ -26,15 +26,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 DRIVER = ROOT / "benchmarks" / "scoring" / "rush_driver.py"
 
 
 def run_released_splitter(texts: list[str], python: Path | None = None, detail: bool = False,
                           repeat: int = 1) -> dict:
     """The released package's kept sentences of each text (see ``rush_driver.py`` for the fields)."""
-    from released_package import ensure_released_venv
+    from benchmarks.scoring.released_package import ensure_released_venv
 
     python = python or ensure_released_venv()
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from radscore.rush import RushSplitter
     from radscore.text import clean_sentences
-    from report_texts import report_texts
+    from benchmarks.scoring.report_texts import report_texts
 
     sets = {"samples": sample_texts()}
     if args.random:

@@ -1,6 +1,6 @@
 """Soak of radscore's RuSH splitter: memory stays flat over a long run of varied text (issue #30).
 
-    .venv/bin/python benchmarks/scoring/bench_splitter_soak.py [--sentences 1000000] [--every 50000]
+    .venv/bin/python -m benchmarks.scoring.bench_splitter_soak [--sentences 1000000] [--every 50000]
         [--out benchmarks/results/splitter_soak.json]
 
 Splits SYNTHETIC report-like texts (``benchmarks/scoring/report_texts.py``, seeded, new texts all the way:
@@ -18,13 +18,10 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
 
 
 def rss_mib() -> float:
@@ -37,7 +34,7 @@ def soak(n_sentences: int, every: int, seed: int = 0, batch: int = 1000) -> dict
 
     from radscore.rush import MAX_STATES
     from radscore.rush import RushSplitter
-    from report_texts import report_text
+    from benchmarks.scoring.report_texts import report_text
 
     splitter = RushSplitter()
     rng = random.Random(seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from hardware import check_capability, torch_cpu_capability
+from benchmarks.scoring.hardware import check_capability, torch_cpu_capability
 
 
 def bert_flops(config, lengths: list[int], n_labels: int = 0) -> float:

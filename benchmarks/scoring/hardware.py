@@ -36,11 +36,11 @@ def isa_is_applied(isa: str | None) -> bool:
     return all(os.environ.get(k) == v for k, v in isa_environment(isa).items())
 
 
-def rerun_capped(isa: str, script: str, argv: list[str]) -> int:
-    """Run ``script argv`` again in a fresh process with the caps of ``isa`` set (the libraries read
-    them when they start); its exit status."""
+def rerun_capped(isa: str, module: str, argv: list[str]) -> int:
+    """Run ``python -m module argv`` again in a fresh process with the caps of ``isa`` set (the libraries
+    read them when they start); its exit status."""
     env = {**os.environ, **isa_environment(isa)}
-    return subprocess.run([sys.executable, str(Path(script).resolve()), *argv], env=env).returncode
+    return subprocess.run([sys.executable, "-m", module, *argv], env=env, cwd=ROOT).returncode
 
 
 def emulate_in_result(result: dict, isa: str) -> None:
@@ -100,7 +100,6 @@ def result_path(result: dict, prefix: str = "ratescore") -> Path:
 
 
 def cpu_name() -> str:
-    sys.path.insert(0, str(ROOT))
     from train.lightning.precision import cpu_name
 
     return cpu_name()

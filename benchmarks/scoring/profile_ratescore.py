@@ -1,6 +1,6 @@
 """Where radscore's RaTEScore time goes, stage by stage, on the RaTEScore benchmark's workloads.
 
-    .venv/bin/python benchmarks/scoring/profile_ratescore.py [--ner checkpoints/iob_sample/export] [--encoder DIR]
+    .venv/bin/python -m benchmarks.scoring.profile_ratescore [--ner checkpoints/iob_sample/export] [--encoder DIR]
         [--workloads sample distinct long] [--pairs 400 300 80] [--no-ops] [--emulate-isa avx2]
         [--out benchmarks/results/ratescore_profile_<hardware class>.json]
 
@@ -50,11 +50,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compute_floor import bert_flops, sample_gemm  # noqa: E402
-from hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, emulate_in_result,  # noqa: E402
-                      isa_is_applied, rerun_capped, torch_cpu_capability)
-from report_pairs import make_workloads  # noqa: E402
+from benchmarks.scoring.compute_floor import bert_flops, sample_gemm
+from benchmarks.scoring.hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, device_facts,
+                                         emulate_in_result, isa_is_applied, rerun_capped, result_path,
+                                         torch_cpu_capability)
+from benchmarks.scoring.report_pairs import make_workloads
 
 STAGES = ("split", "NER tokenize", "NER forward", "NER rest", "NER spell entities", "encoder tokenize",
           "encoder forward", "encoder rest", "pair scoring", "bookkeeping")
@@ -273,8 +273,6 @@ def trace_summary(scorer, cands: list[str], refs: list[str], top: int = 15, warm
 
 def trace_main(args, workloads: dict, encoder: str) -> dict:
     """``--profile-trace``: :func:`trace_summary` of each workload on ``args.device``."""
-    from hardware import device_facts
-
     from radscore import RaTEScore
 
     result = {"ner": args.ner, "encoder": args.encoder or "packaged:all-MiniLM-L6-v2", **device_facts(args.device),
@@ -350,8 +348,7 @@ def main(argv=None) -> None:
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     if args.emulate_isa and not isa_is_applied(args.emulate_isa):
-        sys.exit(rerun_capped(args.emulate_isa, __file__, sys.argv[1:] if argv is None else list(argv)))
-    sys.path.insert(0, str(ROOT))
+        sys.exit(rerun_capped(args.emulate_isa, __spec__.name, sys.argv[1:] if argv is None else list(argv)))
     from radscore.models import PACKAGED_MINILM, resolve_model_path
 
     encoder = str(Path(args.encoder).resolve()) if args.encoder else resolve_model_path(PACKAGED_MINILM)
@@ -368,8 +365,6 @@ def main(argv=None) -> None:
     if args.profile_trace:
         result = trace_main(args, workloads, encoder)
         if args.device == "cuda":
-            from hardware import result_path
-
             out = Path(args.out) if args.out else result_path(result, "ratescore_trace")
         else:
             out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_trace_{result['hardware_class']}.json")

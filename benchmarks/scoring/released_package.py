@@ -2,8 +2,8 @@
 first use: its pinned dependencies need numpy<2), never imported by radscore: :func:`ensure_released_venv`
 makes the venv, :func:`run_released` scores pairs there through ``ratescore_driver.py``, and
 :func:`tie_ambiguous` flags the pairs on which the two packages may differ by a tie. Used by
-``bench_ratescore.py``, ``bench_splitter.py``, ``benchmarks/gpu/gpu_carry.py`` (through ``bench_ratescore``)
-and the parity tests (``tests/conftest.py``'s ``released_python`` fixture, ``tests/radscore/test_parity.py``).
+``bench_ratescore.py``, ``bench_splitter.py`` and the parity tests (``tests/conftest.py``'s ``released_python``
+fixture, ``tests/radscore/test_parity.py``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ the memory run). See ``bench_ratescore.py``'s module doc for what each workload 
 from __future__ import annotations
 
 import random
-import sys
 import tempfile
 from pathlib import Path
 
@@ -16,7 +15,6 @@ REPORTS = ROOT / "data" / "samples" / "reports.jsonl"
 
 def report_texts(path: Path = REPORTS) -> list[tuple[str, str]]:
     """``(anatomy, text)`` of every sample report: findings, a line break, the impression."""
-    sys.path.insert(0, str(ROOT))
     from data.annotation import read_reports
 
     return [(r.anatomy, r.text("findings") + "\n" + r.text("impression")) for r in read_reports(path)]
@@ -61,7 +59,6 @@ def sentence_pool(seed: int = 0, sizes: dict | None = None) -> list[str]:
     """Distinct sentences (default splitter, cleaned) of every sample report and of freshly
     generated SYNTHETIC ER²Score and ClinicalBLEURT rows (references and edited candidates),
     shuffled with ``seed``."""
-    sys.path.insert(0, str(ROOT))
     from data.annotation import read_reports
     from data.ratings import read_bleurt_jsonl, read_er2_jsonl
     from data.synth import generate

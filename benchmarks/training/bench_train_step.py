@@ -1,6 +1,6 @@
 """Where a training step of the sample IOB model spends its time on this CPU.
 
-    .venv/bin/python benchmarks/training/bench_train_step.py [--steps 30] [--out benchmarks/results/train_step.json]
+    .venv/bin/python -m benchmarks.training.bench_train_step [--steps 30] [--out benchmarks/results/train_step.json]
 
 The sample IOB configuration (packaged all-MiniLM-L6-v2, batch 16, real length-grouped batches of
 the shipped corpus's training split) timed for one optimizer step, split into forward, backward
@@ -17,18 +17,16 @@ import argparse
 import contextlib
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from train.lightning.precision import cpu_has_native_bf16
+from train.ner.data import NERDataModule
+from train.ner.modules import IOBTagger
 
-from train.ner.data import NERDataModule  # noqa: E402
-from train.ner.modules import IOBTagger  # noqa: E402
-from train.lightning.precision import cpu_has_native_bf16  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def batches(n: int) -> list[dict]:

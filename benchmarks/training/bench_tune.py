@@ -1,6 +1,6 @@
 """Benchmark the TPE search of ``tune-weights``: trials per second on 2,000 SYNTHETIC pairs.
 
-    .venv/bin/python benchmarks/training/bench_tune.py [--ner checkpoints/iob_sample/export] [--pairs 2000]
+    .venv/bin/python -m benchmarks.training.bench_tune [--ner checkpoints/iob_sample/export] [--pairs 2000]
         [--trials 1000] [--rescore-pairs 200] [--out benchmarks/results/tune.json]
 
 The pairs are data.synth's RaTE-Eval Task 2 layout (paragraph pairs with a 0-5 score, SYNTHETIC),
@@ -24,15 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 
 def synthetic_pairs(n: int, folder: Path):

@@ -1,9 +1,9 @@
 """GPU-hours of the papers' full training runs, predicted from ``python -m train memory-probe`` JSONs.
 
-    .venv/bin/python benchmarks/training/gpu_hours.py [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
+    .venv/bin/python -m benchmarks.training.gpu_hours [PROBE_JSON ...] [--out benchmarks/results/gpu_hours.json]
 
-Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (what ``benchmarks/gpu_session.sh`` writes
-on a GPU). For each probed config the prediction is
+Default input: ``benchmarks/results/memory_probe_cuda_*.json`` (``python -m train memory-probe --device
+cuda``; ``make gpu-check`` runs one per paper model family). For each probed config the prediction is
 
     hours = training rows × rows' prompts × max_length × epochs / tokens per second × real layers / built layers / 3600
 
@@ -38,9 +38,9 @@ import json
 import sys
 from pathlib import Path
 
+from train.lightning.memory import GIB
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-from train.lightning.memory import GIB  # noqa: E402  (after the path: run as a script)
 
 # Training rows of each paper run, by what the config trains (its model class), with the source.
 NER_ROWS = (40_600, "sentences", "RaTE-NER train split, about 40.6k sentences (RaTEScore paper)")
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     paths = a.probes or sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "memory_probe_cuda_*.json")))
     if not paths:
-        print("gpu_hours: no memory_probe_cuda_*.json yet: benchmarks/gpu_session.sh writes them on a GPU "
+        print("gpu_hours: no memory_probe_cuda_*.json yet: `make gpu-check` writes them on a GPU "
               "(or name CPU probe JSONs to see the arithmetic)", file=sys.stderr)
         return 1
     rows = [predict(json.loads(Path(p).read_text())) for p in paths]

@@ -1,6 +1,6 @@
 """The docs' tables of memory probes: measured over estimated, per phase of a training step.
 
-    .venv/bin/python benchmarks/training/memory_probe_table.py [--device cpu|cuda] [PROBE_JSON ...]
+    .venv/bin/python -m benchmarks.training.memory_probe_table [--device cpu|cuda] [PROBE_JSON ...]
 
 Default input: ``benchmarks/results/memory_probe_{device}_*.json`` (``python -m train memory-probe
 --device ... --out ...``; ``cpu`` unless told). CPU: one markdown row per JSON, ordered by config
@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 HEADER = ("| config | batch | saved | forward | backward | optimizer step | peak (estimated phase, measured) |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
 

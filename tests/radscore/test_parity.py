@@ -18,19 +18,17 @@ a matrix-vector product differ in the last bit), while radscore deterministicall
 copy. Such pairs are "tie-ambiguous"; the scores of every other aligned pair must agree.
 """
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.scoring.released_package import run_released, tie_ambiguous
+from benchmarks.scoring.report_pairs import sample_pairs
 from radscore import RaTEScore
 from radscore.models import PACKAGED_MINILM, resolve_model_path
 from train.rehearsal.tiny import build_tiny_iob_export
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
-from released_package import run_released, tie_ambiguous  # noqa: E402
-from report_pairs import sample_pairs  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TOLERANCE = 1e-5

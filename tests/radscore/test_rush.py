@@ -11,18 +11,13 @@ package's), and are what :func:`radscore.rush.token_starts` models.
 
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
+from benchmarks.scoring.bench_splitter import compare, run_released_splitter, sample_texts
+from benchmarks.scoring.report_texts import report_texts
 from radscore import rush
 from radscore.text import clean_sentences
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks" / "scoring"))
-from bench_splitter import compare, run_released_splitter, sample_texts  # noqa: E402
-from report_texts import report_texts  # noqa: E402
 
 SHARE = 0.999  # identical sentence lists on at least this share of the texts of each set
 SUBSET = 800  # texts of the synthetic and the random sets compared here
@@ -167,7 +162,7 @@ def test_the_automaton_starts_over_past_its_state_cap_with_the_same_sentences(sp
 def test_the_soak_benchmark_keeps_the_automaton_within_its_bound(splitter, monkeypatch):
     """benchmarks/scoring/bench_splitter_soak.py on a short run: samples as it goes, and the automaton starts
     over instead of growing (a smaller bound here, so that it must)."""
-    import bench_splitter_soak
+    from benchmarks.scoring import bench_splitter_soak
 
     monkeypatch.setattr(rush, "MAX_STATES", 300)
     monkeypatch.setattr(rush.RuleSet, "from_file", classmethod(

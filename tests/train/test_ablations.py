@@ -425,10 +425,7 @@ def test_the_encoders_table_ends_with_the_shallow_learner_fitted_on_task1_train(
 def test_er2_truncation_compares_model_and_shallow_learner_on_cut_and_whole_prompts(finished_runs):
     """benchmarks/quality/er2_truncation.py: the split's pairs in two parts by whether a prompt is longer than
     max_length, the export and the shallow learner (fitted on the run's training rows) on each."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
-    from er2_truncation import measure
+    from benchmarks.quality.er2_truncation import measure
 
     runs_root, specs, _ = finished_runs
     res = measure(runs_root / specs["reward"].run_name, "val")

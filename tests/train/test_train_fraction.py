@@ -1,5 +1,5 @@
 """data.train_fraction: a seeded share of the training split's reference groups, for learning curves
-(benchmarks/quality/learning_curve.py, issue #29); validation and test stay whole, and the shallow learner is
+(benchmarks/quality/learning_curve.py); validation and test stay whole, and the shallow learner is
 fitted on the same share."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.quality import learning_curve
 from data.ratings import RatedPair
-from tests.benchmark_scripts import load_benchmark
 from tests.train.test_split_by import _bleurt, _bleurt_splits, _er2, _reward
 from train.lightning.module import keep_train_groups
 
 ROOT = Path(__file__).resolve().parents[2]
+CURVE = [sys.executable, "-m", "benchmarks.quality.learning_curve"]  # as a user runs it
 
 
 def _groups(rows):
@@ -99,7 +100,7 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     out = tmp_path / "curve.json"
     config = tmp_path / "config.yaml"  # the runs' config (the curve names its settings' differences from it)
     config.write_text(json.dumps(_config(rows)))
-    curve = [sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt", "--config", str(config)]
+    curve = [*CURVE, "clinical_bleurt", "--config", str(config)]
     done = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
                            "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -152,18 +153,18 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
 def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
     """Another setting (e.g. a learning rate after --) is its own point: without --tag it would take the
     config's run folder and key at that share, so it is refused before anything trains."""
-    curve = load_benchmark("quality/learning_curve.py")
-    untagged = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt",
+    untagged = subprocess.run([*CURVE, "clinical_bleurt",
                                "--fractions", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "c.json"),
                                "--", "--model.lr=1e-4"], capture_output=True, text=True, cwd=ROOT)
     assert untagged.returncode == 2 and "need --tag NAME" in untagged.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "c.json").exists()
-    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt",
+    bad = subprocess.run([*CURVE, "clinical_bleurt",
                           "--fractions", "1", "--tag", "lr/1", "--out", str(tmp_path / "c.json"), "--", "--model.lr=1e-4"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "names a folder" in bad.stderr
-    assert curve.point_key(1.0, 3, 3, "lr1e-4") == "1+lr1e-4" and curve.point_key(0.5, 5, 3) == "0.5x5ep"
-    assert [k for k in ("1", "0.5", "1+lr1e-4", "0.5x5ep") if curve.on_trend(k)] == ["1", "0.5"]
+    assert learning_curve.point_key(1.0, 3, 3, "lr1e-4") == "1+lr1e-4"
+    assert learning_curve.point_key(0.5, 5, 3) == "0.5x5ep"
+    assert [k for k in ("1", "0.5", "1+lr1e-4", "0.5x5ep") if learning_curve.on_trend(k)] == ["1", "0.5"]
 
 
 def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_are_the_points(tmp_path):
@@ -173,7 +174,7 @@ def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_a
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(_config(rows, lr=1e-4)))
     runs = tmp_path / "runs"
-    curve = [sys.executable, str(ROOT / "benchmarks" / "quality" / "learning_curve.py"), "clinical_bleurt", "--config", str(config),
+    curve = [*CURVE, "clinical_bleurt", "--config", str(config),
              "--seed", "42", "--runs", str(runs), "--out", str(tmp_path / "c.json"), "--fractions", "0.5"]
     _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=2e-4)
     stale = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
@@ -203,8 +204,7 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(_config(rows)))
     out = tmp_path / "curve.json"
-    script = str(ROOT / "benchmarks" / "quality" / "learning_curve.py")
-    made = subprocess.run([sys.executable, script, "clinical_bleurt", "--config", str(config), "--seed", "42",
+    made = subprocess.run([*CURVE, "clinical_bleurt", "--config", str(config), "--seed", "42",
                            "--fractions", "--existing", f"1={runs[0]}", "--existing", f"0.5={runs[1]}", "--out", str(out)],
                           capture_output=True, text=True, cwd=ROOT)
     assert made.returncode == 0, made.stderr
@@ -220,7 +220,7 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     out.write_text(json.dumps(data))
     for run in runs:
         shutil.rmtree(run)
-    done = subprocess.run([sys.executable, script, "--shallow-only", "clinical_bleurt", "--out", str(out)],
+    done = subprocess.run([*CURVE, "--shallow-only", "clinical_bleurt", "--out", str(out)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     got = json.loads(out.read_text())["clinical_bleurt"]["42"]
@@ -233,6 +233,6 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     assert got["trend"]["pearson"]["points"] == 2
     assert "shallow 0.900 ->" in done.stdout
     # run again: nothing measured with the earlier learner is left, so the v1 figures are not overwritten
-    again = subprocess.run([sys.executable, script, "--shallow-only", "clinical_bleurt", "--out", str(out)],
+    again = subprocess.run([*CURVE, "--shallow-only", "clinical_bleurt", "--out", str(out)],
                            capture_output=True, text=True, cwd=ROOT)
     assert again.returncode == 0 and json.loads(out.read_text())["clinical_bleurt"]["42"]["1"]["shallow_val_v1"] == stale

@@ -1,0 +1,1 @@
+"""Scripts that measure the project, run as ``python -m benchmarks.<room>.<script>`` (see README.md)."""

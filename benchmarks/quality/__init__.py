@@ -1,0 +1,1 @@
+"""How well the metrics do on the SYNTHETIC sets."""

@@ -1,0 +1,1 @@
+"""How fast radscore scores, and whether it matches the released ratescore package."""
