@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export HF_HUB_DISABLE_TELEMETRY := 1
 .DEFAULT_GOAL := help
 
-.PHONY: help install test demo samples stats train-ner bench gpu-check publish train-bleurt train-reward tune-weights ablations rehearse
+.PHONY: help install test demo samples stats train-ner bench gpu-check publish train-bleurt train-reward tune-weights ablations rehearse results
 
 # `make` alone prints this: one line per target from its `## ` comment (description | variables),
 # then the defaults of its target-specific variables (`target: VAR ?= value`).
@@ -114,3 +114,7 @@ ablations: install ## the papers' ablation tables beside ours, sample profile (m
 # RadEval's folder is on the path so that the comparators' stages run RadEval on their stand-ins.
 rehearse: install ## every paper config end to end on offline stand-ins (checkpoints/rehearsal/report.md) | REHEARSE_ARGS=--fast or "--only 'configs/ner/*'" VENV=.venv
 	PYTHONPATH="$(VENV)/radeval-lib$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) -m train rehearse $(REHEARSE_ARGS)
+
+# docs/results.md from benchmarks/results/*.json (reads the JSONs only; tests/test_results_page.py checks the page).
+results: install ## regenerate docs/results.md from benchmarks/results/*.json (python -m benchmarks.report)
+	$(PY) -m benchmarks.report
