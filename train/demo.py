@@ -180,7 +180,7 @@ def shallow_scores(cfg, texts: dict[str, tuple[list, list]], chosen: dict | None
     return {name: model.predict(refs, cands) for name, (refs, cands) in texts.items()}
 
 
-def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_trials: int | None,
+def run(out: Path, ner_config: str, tune_config: str | list[str], ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
     from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
@@ -200,7 +200,9 @@ def run(out: Path, ner_config: str, tune_config: str, ner_epochs: int | None, n_
     overrides = {"scorer.ner": str(export), "run_dir": str(out / "tune")}
     if n_trials is not None:
         overrides["search.n_trials"] = int(n_trials)
-    cfg = load_config(tune_config, overrides)
+    tune_configs = [tune_config] if isinstance(tune_config, (str, Path)) else list(tune_config)  # composed in order
+    tune_config = " ".join(map(str, tune_configs))  # as the command line gives them to --tune-config
+    cfg = load_config(*tune_configs, overrides=overrides)
     try:
         tune_report = tune_run(cfg, workers=1, progress=progress)  # also makes the synthetic sets when missing
     except StudyMismatchError as err:
@@ -297,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ner-config", default="configs/ner/iob_sample.yaml")
     parser.add_argument("--ner-epochs", type=int, default=None, help="default: the NER config's max_epochs")
     parser.add_argument("--ner-export", default=None, help="use this NER export instead of training one")
-    parser.add_argument("--tune-config", default="configs/tune/sample.yaml")
+    parser.add_argument("--tune-config", nargs="+", default="configs/tune/sample.yaml",
+                        help="one or more tune configs, composed in order")
     parser.add_argument("--n-trials", type=int, default=None, help="default: the tune config's n_trials")
     parser.add_argument("--resamples", type=int, default=200,
                         help="bootstrap resamples of the per-modality breakdown (the headline CIs use the "
