@@ -83,13 +83,14 @@ train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated whe
 	$(PY) -m train reward fit --config $(CONFIG)
 
 # Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
-# that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.
+# that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.;
+# CONFIG="base.yaml overlay.yaml" composes several configs in order.
 tune-weights: CONFIG ?= configs/tune/sample.yaml
 tune-weights: install ## learn RaTEScore's W and p with TPE (trains the sample NER first when the config needs it) | TUNE_ARGS="--workers 2"
 	@if grep -q "checkpoints/iob_sample/export" $(CONFIG) && \
 	    [ ! -f checkpoints/iob_sample/export/radscore_manifest.json ]; then \
 	    $(MAKE) train-ner CONFIG=configs/ner/iob_sample.yaml; fi
-	$(PY) -m train tune-weights --config $(CONFIG) $(TUNE_ARGS)
+	$(PY) -m train tune-weights $(foreach c,$(CONFIG),--config $(c)) $(TUNE_ARGS)
 
 # Upload an export with a model card: make publish EXPORT=checkpoints/iob_sample/export REPO_ID=you/name [ARGS=--dry-run]
 publish: install ## upload an export with a model card | EXPORT=checkpoints/iob_sample/export REPO_ID=<user/name> (required) ARGS="--dry-run --private" (python -m train publish options)
