@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.ablations.profile import load_profile
+from train.ablations.profile import ProfileError, RunSpec, load_profile
 from train.tune.config import TuneConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +98,52 @@ def test_tune_weights_takes_several_configs_and_short_flags(tmp_path, monkeypatc
     assert "sentence.yaml" in capsys.readouterr().err
     assert cli.main(["--config", str(paragraph), "--n-trials", "-3"]) == 2
     assert "--n-trials -3: search.n_trials: must be >= 0" in capsys.readouterr().err
+
+
+def _profile(tmp_path, text: str) -> Path:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_profiles_compose_and_errors_name_the_file_and_key(tmp_path):
+    overlay = _profile(tmp_path, "er2: {batch_size: 4}\nrun_overrides: {ner: ['--trainer.max_epochs=1']}\n"
+                                 "tables:\n  er2-loss:\n    rows:\n"
+                                 "      both: {configs: [a.yaml], overrides: ['--x=1'], name: both_run}\n")
+    profile = load_profile(SAMPLE_PROFILE, overlay)
+    assert profile.name == "sample" and profile.er2.batch_size == 4
+    assert profile.er2.run == RunSpec(("configs/reward/sample.yaml",))  # kept from the sample profile
+    assert profile.run_overrides == {"ner": ("--trainer.max_epochs=1",)}
+    assert profile.table("er2-loss").rows["both"] == RunSpec(("a.yaml",), ("--x=1",), "both_run")
+    assert profile.label("rexval").startswith("SYNTHETIC")
+    bad = {"labels: {rexvall: x}\n": r"labels.*rexvall",
+           "tables:\n  er2-loss:\n    rows:\n      both: {configs: [a.yaml], overrides: ['--x']}\n":
+               r"tables\.er2-loss\.rows\.both\.overrides: \['--x'\] are not of the form --key=value",
+           "tables:\n  er2-loss:\n    rows:\n      both: {configs: [a.yaml], name: ../up}\n":
+               r"tables\.er2-loss\.rows\.both\.name: '\.\./up' is not a run folder name",
+           "tables:\n  er2-loss:\n    extra:\n      - {label: [a, b], configs: [a.yaml]}\n":
+               r"tables\.er2-loss\.extra\[0\]\.label: 2 value\(s\) for the 1 key column",
+           "tables:\n  encoders:\n    rows:\n      biolord: [a.yaml]\n": r"tables\.encoders\.rows\.biolord: an encoder",
+           "tables:\n  er2-loss:\n    rows:\n      both: {encoder: x}\n": r"tables\.er2-loss\.rows\.both: a run is",
+           "tables:\n  er2-loss:\n    extra:\n      - {label: [a], encoder: x}\n":
+               r"er2-loss\.extra\[0\]: expected a run row",
+           "tables:\n  encoders:\n    rows:\n      biolord: {encoder: x, pooling: max}\n": r"pooling",
+           "tables:\n  rexval:\n    rows:\n      x: [a.yaml]\n": r"tables\.rexval: table 'rexval' takes no rows",
+           "tables:\n  nope: {}\n": r"unknown table 'nope'",
+           "metaeval: {confidence: 1.5}\n": r"metaeval: .*confidence",
+           "data: {task1_splits: [dev]}\n": r"task1_splits"}
+    for text, message in bad.items():
+        with pytest.raises(ProfileError, match=r"overlay\.yaml: .*" + message):
+            load_profile(SAMPLE_PROFILE, _profile(tmp_path, text))
+
+
+def test_the_ablations_command_composes_profile_files(tmp_path, monkeypatch):
+    import train.ablations.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "run", lambda tables, profile, out, progress: seen.update(profile=profile) or
+                        {"tables": {}, "runs": [], "output": "x"})
+    overlay = _profile(tmp_path, f"output: {tmp_path / 'out'}\n")
+    assert cli.main(["--table", "er2-loss", "--profile-config", str(SAMPLE_PROFILE), "--profile-config", str(overlay),
+                     "--no-progress"]) == 0
+    assert seen["profile"].name == "sample" and seen["profile"].output == tmp_path / "out"
