@@ -1,32 +1,23 @@
 """A profile of the ablation tables (``configs/ablations/{sample,paper}.yaml``): which data, models and
 training runs produce our column of each table. Typed dataclasses parsed by jsonargparse, as the
-training and tune configs are; several profile files compose in order (a later file's keys override
-an earlier one's; in the mappings ``tables`` and ``rows``, the later file's entries are kept, each
-merged key by key with the same entry of an earlier file).
+training and tune configs are; several files compose in order (a later file's keys override an
+earlier one's; in the mappings ``tables`` and ``rows`` the later file's entries are kept, each merged
+key by key with the same entry of an earlier file). Unknown keys and bad values are errors naming the
+file and the key.
 
-Sections and keys::
-
-    profile:      name (sample | paper | any; default the last file's stem)
-    labels:       rexval, rate_eval, ner: what the data are, printed in every table's header
-                  (data made by data.synth are labelled SYNTHETIC whatever the label says)
-    runs_root:    run folders are <runs_root>/<run name> (default checkpoints, as python -m train)
-    output:       default checkpoints/ablations/<profile name>
-    run_overrides: {ner: [...], reward: [...]}: command-line overrides added to every run of a task
-    data:         synthetic, rexval, rate_eval, rexval_significant_only, task1_splits, task2_splits,
-                  ner_eval_subset
-    metaeval:     bootstrap_resamples, confidence, seed, composite_test_fraction
-    ratescore:    ner_run, encoder, pooling, penalty, splitter, empty_score, batch_size,
-                  paragraph_matrix, sentence_matrix
-    baselines:    bertscore_model
-    er2:          run, dtype, batch_size
-    tables:       <table>: {rows: {<paper row key>: spec}, extra: [{label: [...], <spec keys>}], notes: [...]}
+Top-level keys: ``profile`` (its name, default the last file's stem), ``labels`` (what the data are,
+printed in every table's header; data made by data.synth are labelled SYNTHETIC whatever the label
+says), ``runs_root`` (run folders are ``<runs_root>/<run name>``), ``output`` (default
+``checkpoints/ablations/<name>``), ``run_overrides`` (``{task: [--key=value, ...]}`` added to every run
+of a task), the sections ``data``, ``metaeval``, ``ratescore``, ``baselines``, ``er2`` (the dataclasses
+below) and ``tables``: ``<table>: {rows: {<paper row key>: spec}, extra: [{label: [...], <spec keys>}],
+notes: [...]}``.
 
 A run spec is a list of configs (``python -m train <task> fit --config A --config B``; the run is
 named after the last config's stem) or ``{configs: [...], overrides: [...], name: ...}``. An
 encoder spec (table ``encoders``) is a model id or ``{encoder: ..., pooling: cls|mean,
 trust_remote_code: true|false}`` (the last for encoders that ship their own modelling code). A paper
-row the profile does not map shows "needs the paper profile". Unknown keys and bad values are
-errors naming the file and the key.
+row the profile does not map shows "needs the paper profile".
 """
 
 from __future__ import annotations
@@ -203,12 +194,10 @@ def _run(value, where: str) -> RunSpec:
 
 
 def _encoder(value, where: str) -> EncoderSpec:
-    if isinstance(value, str):
-        return EncoderSpec(value)
-    if not isinstance(value, EncoderSpec):
+    if not isinstance(value, (str, EncoderSpec)):
         raise ProfileError(f"{where}: an encoder is a model id or {{encoder, pooling, trust_remote_code}}; "
                            f"got {value!r}")
-    return value
+    return EncoderSpec(value) if isinstance(value, str) else value
 
 
 def _table(name: str, settings: TableSettings, where: str) -> TableSettings:
@@ -251,11 +240,11 @@ def profile_parser():
     return parser
 
 
-def _build(ns, last: Path, source: str) -> Profile:
-    name = ns.profile or last.stem
+def _build(ns, paths) -> Profile:
+    name = ns.profile or Path(paths[-1]).stem
     rs, er2 = ns.ratescore, ns.er2
     return Profile(
-        name=name, source=source, labels=ns.labels, runs_root=Path(ns.runs_root),
+        name=name, source=" + ".join(map(str, paths)), labels=ns.labels, runs_root=Path(ns.runs_root),
         output=Path(ns.output or Path("checkpoints") / "ablations" / name),
         run_overrides={task: tuple(v) for task, v in ns.run_overrides.items()},
         data=ns.data, metaeval=ns.metaeval, baselines=ns.baselines,
@@ -268,8 +257,7 @@ def load_profile(*paths: str | Path) -> Profile:
     """The profile of ``paths`` composed in order."""
     if not paths:
         raise TypeError("load_profile(*paths): one or more profile files")
-    source = " + ".join(map(str, paths))
-    return compose(profile_parser(), list(paths), lambda ns: _build(ns, Path(paths[-1]), source), (), ProfileError)
+    return compose(profile_parser(), paths, lambda ns: _build(ns, paths), (), ProfileError)
 
 
 def profile_path(name: str) -> Path:

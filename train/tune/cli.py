@@ -158,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not configs and not {"-h", "--help"} & set(flags):
             raise TuneConfigError("say which config: --config configs/tune/<name>.yaml (repeatable)")
-        cfg, ns = compose(parser, configs, lambda ns: (from_namespace(ns, configs[-1], " + ".join(configs)), ns),
-                          flags, TuneConfigError)
+        cfg, ns = compose(parser, configs, lambda ns: (from_namespace(ns, configs), ns), flags, TuneConfigError)
         run(cfg, workers=ns.workers, progress=not ns.no_progress)
     except (TuneConfigError, RatingFormatError, StudyMismatchError, FileNotFoundError) as err:
         print(f"tune-weights: error: {err}", file=sys.stderr)

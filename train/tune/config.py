@@ -1,21 +1,11 @@
 """The YAML config of ``python -m train tune-weights`` (``configs/tune/<name>.yaml``): typed dataclasses
-parsed by jsonargparse, as the training configs are.
-
-Sections and keys (every key optional except ``data.format``, ``data.path`` and ``scorer.ner``)::
-
-    data:       format, path, splits, generate_synthetic, significant_only, aggregate, columns, synthetic
-    scorer:     ner, encoder, pooling, splitter, penalty, empty_score, batch_size, device, trust_remote_code
-                (:class:`train.tune.precompute.ScorerSettings`)
-    objective:  correlation, higher_rating_is_better
-    split:      by, test_fraction, seed
-    search:     n_trials, sampler_seed, multivariate, n_startup_trials, weight_range, penalty_range,
-                storage, study_name, enqueue
-    report:     bootstrap_resamples, confidence, seed
-    run_dir:    default checkpoints/tune/<the last config's path under configs/tune, or its stem>
-    cache_dir:  entity/embedding cache, default <run_dir>/cache (several configs may share one)
-
-Several config files compose in order (``--config A --config B``: B's keys override A's, key by key).
-An unknown key or a bad value is an error naming the file (or the overrides) and the key.
+parsed by jsonargparse, as the training configs are. Sections: ``data``, ``scorer``
+(:class:`train.tune.precompute.ScorerSettings`), ``objective``, ``split``, ``search`` and ``report`` (the
+dataclasses below; every key optional but ``data.format``, ``data.path`` and ``scorer.ner``), ``run_dir``
+(default ``checkpoints/tune/<name>``, :func:`default_name`) and ``cache_dir`` (the entity/embedding cache,
+default ``<run_dir>/cache``; several configs may share one). Several files compose in order (``--config A
+--config B``: B's keys override A's, key by key); an unknown key or a bad value is an error naming the
+file (or the overrides) and the key.
 """
 
 from __future__ import annotations
@@ -28,9 +18,6 @@ from typing import Callable, Literal, Sequence
 
 from train.tune.precompute import ScorerSettings
 
-TUNE_ROOT = Path("checkpoints") / "tune"
-
-
 class TuneConfigError(ValueError):
     """A tune config that cannot be used."""
 
@@ -38,7 +25,6 @@ class TuneConfigError(ValueError):
 @dataclass
 class DataSettings:
     """data: the rated pairs (read by data/'s readers)"""
-
     format: Literal["rate_eval_task1", "rate_eval_task2", "rexval", "csv"]
     path: str
     splits: list[Literal["train", "test"]] = field(default_factory=lambda: ["train", "test"])  # RaTE-Eval files
@@ -48,15 +34,10 @@ class DataSettings:
     columns: dict[str, str] = field(default_factory=dict)  # csv: reference, candidate, rating, id, group
     synthetic: bool = False  # the data are synthetic: said in the report and the table
 
-    def __post_init__(self):
-        if not self.path:
-            raise ValueError("data.path: the rating data's path is required")
-
 
 @dataclass
 class ObjectiveSettings:
     """objective: the correlation the search maximises"""
-
     correlation: Literal["pearson", "kendall", "spearman"] = "pearson"
     higher_rating_is_better: bool = True
 
@@ -68,7 +49,6 @@ class ObjectiveSettings:
 @dataclass
 class SplitSettings:
     """split: the train/test split of the pairs"""
-
     # auto: the pairs' own train/test split (``published``) when every pair carries one, else
     # ``group``; only some pairs carrying one is an error naming a pair (train.tune.data.split_pairs)
     by: Literal["auto", "group", "published"] = "auto"
@@ -83,7 +63,6 @@ class SplitSettings:
 @dataclass
 class SearchSettings:
     """search: the TPE search (optuna)"""
-
     n_trials: int = 1000
     sampler_seed: int = 0
     multivariate: bool = True
@@ -105,7 +84,6 @@ class SearchSettings:
 @dataclass
 class ReportSettings:
     """report: the bootstrap CIs of the comparison table"""
-
     bootstrap_resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
@@ -133,8 +111,6 @@ class TuneConfig:
     source: str = ""
 
     def __post_init__(self):
-        if not self.scorer.ner:
-            raise ValueError("scorer.ner: the NER export (folder or Hub id) is required")
         if self.split.by == "published" and not self.data.format.startswith("rate_eval"):
             raise ValueError("split.by: 'published' needs RaTE-Eval data (its own train/test files)")
         if self.split.by == "published" and sorted(self.data.splits) != ["test", "train"]:
@@ -164,50 +140,45 @@ def config_parser(**kwargs):
     for name, cls in SECTIONS.items():
         parser.add_argument(f"--{name}", type=cls, **({} if name in ("data", "scorer") else {"default": cls()}))
     parser.add_argument("--run_dir", "--run-dir", type=str | None, default=None,
-                        help="default checkpoints/tune/<the last config's path under configs/tune, or its stem>")
+                        help="default checkpoints/tune/<name> (the last config's path under configs/tune, or stem)")
     parser.add_argument("--cache_dir", type=str | None, default=None, help="default <run_dir>/cache")
     return parser
 
 
 def compose(parser, configs: Sequence, build: Callable, flags: Sequence[str] = (), error=ValueError):
-    """``build(namespace)`` of ``configs`` (files or YAML strings) composed in order, then ``flags``,
-    parsed and instantiated by ``parser``. A failure is an ``error`` naming the first config (or the
-    flags) that brings it: the configs are tried one more at a time until the message is the same."""
+    """``build(namespace)`` of ``configs`` (files or YAML strings) composed in order, then ``flags``, parsed
+    and instantiated by ``parser``. A failure is an ``error`` naming the first config whose addition brings
+    the same message (else the flags) and the key."""
 
-    def attempt(k: int, with_flags: bool):
-        args = [a for c in configs[:k] for a in ("--config", str(c))] + (list(flags) if with_flags else [])
-        return build(parser.instantiate(parser.parse_args(args)))
-
-    try:
-        return attempt(len(configs), True)
-    except (ArgumentError, ValueError) as err:
-        message = " ".join(str(err).split())
-    culprit = " + ".join(map(str, configs)) or " ".join(flags)
-    for k in range(1, len(configs) + 1):
+    def attempt(k: int, with_flags: bool = False):
         try:
-            attempt(k, False)
+            args = [a for c in configs[:k] for a in ("--config", str(c))] + (list(flags) if with_flags else [])
+            return build(parser.instantiate(parser.parse_args(args))), None
         except (ArgumentError, ValueError) as err:
-            if " ".join(str(err).split()) == message:
-                culprit = str(configs[k - 1])
-                break
-        else:
-            if k == len(configs) and flags:
-                culprit = " ".join(flags)
-    raise error(f"{culprit}: {message}") from None
+            return None, " ".join(str(err).split())
+
+    result, message = attempt(len(configs), True)
+    if message is None:
+        return result
+    culprit = next((str(configs[k - 1]) for k in range(1, len(configs) + 1) if attempt(k)[1] == message),
+                   " ".join(flags) or " + ".join(map(str, configs)))
+    raise error(f"{culprit}: {message}")
 
 
 def default_name(path: str | Path) -> str:
     """``configs/tune/a/b.yaml`` -> ``a/b``; a config elsewhere -> its stem."""
     parts = Path(path).with_suffix("").parts
-    starts = [k + 2 for k in range(len(parts) - 1) if parts[k:k + 2] == ("configs", "tune")]
-    return "/".join(parts[starts[-1]:]) if starts else parts[-1]
+    start = max((i + 2 for i in range(len(parts) - 1) if parts[i:i + 2] == ("configs", "tune")),
+                default=len(parts) - 1)
+    return "/".join(parts[start:])
 
 
-def from_namespace(ns, last_config: str | Path, source: str) -> TuneConfig:
-    name = default_name(last_config)
-    run_dir = Path(ns.run_dir) if ns.run_dir else TUNE_ROOT / name
-    cache_dir = Path(ns.cache_dir) if ns.cache_dir else run_dir / "cache"
-    return TuneConfig(**{k: ns[k] for k in SECTIONS}, name=name, run_dir=run_dir, cache_dir=cache_dir, source=source)
+def from_namespace(ns, configs: Sequence) -> TuneConfig:
+    """The :class:`TuneConfig` of a parsed and instantiated namespace; named after the last config."""
+    name = default_name(configs[-1])
+    run_dir = Path(ns.run_dir or Path("checkpoints") / "tune" / name)
+    return TuneConfig(**{k: ns[k] for k in SECTIONS}, name=name, run_dir=run_dir,
+                      cache_dir=Path(ns.cache_dir or run_dir / "cache"), source=" + ".join(map(str, configs)))
 
 
 def load_config(*paths: str | Path, overrides: dict | None = None) -> TuneConfig:
@@ -215,14 +186,5 @@ def load_config(*paths: str | Path, overrides: dict | None = None) -> TuneConfig
     to a value, applied last (e.g. from flags)."""
     if not paths or any(isinstance(p, dict) for p in paths):
         raise TypeError("load_config(*paths, overrides=None): one or more config files, overrides by keyword")
-    nested: dict = {}
-    for dotted, value in (overrides or {}).items():
-        *sections, key = dotted.split(".")
-        target = nested
-        for section in sections:
-            target = target.setdefault(section, {})
-        target[key] = value
-    flags = ["--config", json.dumps(nested, default=str)] if nested else []
-    source = " + ".join(map(str, paths))
-    return compose(config_parser(), list(paths), lambda ns: from_namespace(ns, paths[-1], source), flags,
-                   TuneConfigError)
+    flags = ["--config", json.dumps(overrides, default=str)] if overrides else []
+    return compose(config_parser(), paths, lambda ns: from_namespace(ns, paths), flags, TuneConfigError)
