@@ -87,7 +87,8 @@ train-reward: install ## train ER²Score (SYNTHETIC RadCliQ pairs, generated whe
 	$(PY) -m train fit $(foreach c,$(CONFIG),--config $(c)) $(ARGS)
 
 # Learn RaTEScore's W and p with TPE (SYNTHETIC sample by default, generated when missing); a config
-# that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.
+# that uses the sample NER export trains it first when it is missing. TUNE_ARGS="--workers 2" etc.;
+# CONFIG="base.yaml overlay.yaml" composes several configs in order.
 tune-weights: CONFIG ?= configs/tune/sample.yaml
 tune-weights: install ## learn RaTEScore's W and p with TPE (trains the sample NER first when the config needs it) | TUNE_ARGS="--workers 2"
 	@if grep -q "checkpoints/ner/iob_sample/export" $(CONFIG) && \

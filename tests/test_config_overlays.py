@@ -53,11 +53,34 @@ def test_a_training_config_resolves_as_before(rel, monkeypatch):
     assert _as_before(resolve(*config_chain(rel))) == _before(rel)
 
 
+@pytest.mark.parametrize("rel", OTHERS)
+def test_a_tune_or_ablation_config_resolves_as_before(rel, tmp_path):
+    """Tune configs through the tune loader (an overlay after its base); the ablations' training
+    overlays as written, their data module's arguments now under ``init_args``. The profiles
+    themselves load in tests/train/test_config_loaders.py."""
+    if rel.startswith("configs/ablations/"):
+        if Path(rel).stem in ("sample", "paper"):
+            return
+        raw = read_configs(ROOT / rel)
+        if "data" in raw:
+            raw["data"] = raw["data"].pop("init_args")
+        assert raw == RESOLVED[rel]
+        return
+    from train.tune.config import load_config as load_tune
+
+    full = tmp_path / "full.yaml"
+    full.write_text(json.dumps(RESOLVED[rel]), encoding="utf-8")
+    sections = ("data", "scorer", "objective", "split", "search", "report")
+    assert {k: v for k, v in load_tune(*config_chain(ROOT / rel)).to_dict().items() if k in sections} == \
+        {k: v for k, v in load_tune(full).to_dict().items() if k in sections}
+
+
 def test_the_paper_variants_are_overlays_in_a_folder_named_after_their_base():
     overlays = {"reward/paper_llama3": ["gemma_7b", "meditron_7b", "phi_2", "qwen1_5_7b", "vicuna_7b", "total_only",
                                         "individual_only", *(f"lambda{x}" for x in ("0_5", "0_8", "1_2", "2_0", "3_0"))],
                 "ner/iob_deberta_v3": ["mimic", "radiopaedia", "medical_ner"],
-                "ner/span_biolord": ["biomedbert", "bluebert", "medcpt", "sapbert"]}
+                "ner/span_biolord": ["biomedbert", "bluebert", "medcpt", "sapbert"],
+                "tune/rate_eval_paragraph": ["sentence"]}
     for base, names in overlays.items():
         for name in names:
             path = ROOT / "configs" / base / f"{name}.yaml"

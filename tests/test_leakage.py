@@ -113,7 +113,7 @@ def sides(synthetic, corpus_split):
 
     # W and p: the tune config's own split; the demo evaluates through train.demo.held_out
     cfg = load_config(ROOT / "configs/tune/sample.yaml",
-                      {"data.path": str(synthetic / "synthetic_rate_eval"), "data.generate_synthetic": None})
+                      overrides={"data.path": str(synthetic / "synthetic_rate_eval"), "data.generate_synthetic": None})
     pairs = read_pairs(cfg.data)
     split = split_pairs(pairs, cfg.split)
     train_pairs = [(pairs[i].reference, pairs[i].candidate) for i in split.train]

@@ -62,7 +62,8 @@ def sides(unseen_sets):
     bleurt = dict(resolve(ROOT / "configs/bleurt/sample.yaml", ROOT / "configs/unseen/bleurt.yaml")["data"]["init_args"])
     bleurt["train_path"] = str(unseen_sets / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl")
     brows = BleurtDataModule(**bleurt).read_splits()
-    cfg = load_config(ROOT / "configs/unseen/tune.yaml", {"data.path": str(unseen_sets / "synthetic_rate_eval")})
+    cfg = load_config(ROOT / "configs/tune/sample.yaml", ROOT / "configs/unseen/tune.yaml",
+                      overrides={"data.path": str(unseen_sets / "synthetic_rate_eval")})
     pairs = read_pairs(cfg.data)
     parts = split_pairs(pairs, cfg.split)
     trained = {"reward model": rows["train"] + rows["val"], "ClinicalBLEURT": brows["train"] + brows["val"],

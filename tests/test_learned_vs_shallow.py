@@ -88,13 +88,14 @@ def test_runs_and_demo_are_merged_by_metric_and_seed(tmp_path):
     unseen.mkdir()
     report = {"metrics": {"ratescore_tuned": row(0.2, 0.3, 0.8), "shallow_ridge": row(0.25, 0.3, 0.7)},
               "held_out": {"pairs": 120}, "triads": 150, "tune_seed": 0, "ner_config": "configs/unseen/ner.yaml",
-              "tune_config": "configs/unseen/tune.yaml"}
+              "tune_config": "configs/tune/sample.yaml configs/unseen/tune.yaml"}
     (unseen / "demo_report.json").write_text(json.dumps(report))
     done = _call("--demo-unseen", str(unseen), "--out", str(out))
     assert done.returncode == 0, done.stderr
     entry = json.loads(out.read_text())["ratescore_tuned"]["sampler_seed 0"]
     assert entry["test"]["kendall"] == 0.4 and entry["test_unseen"]["kendall"] == 0.2
-    assert entry["shallow_test_unseen"]["kendall"] == 0.25 and "--tune-config configs/unseen/tune.yaml" in entry["command_unseen"]
+    assert entry["shallow_test_unseen"]["kendall"] == 0.25
+    assert "--tune-config configs/tune/sample.yaml configs/unseen/tune.yaml" in entry["command_unseen"]
     assert _call("--demo", str(demo), "--out", str(out)).returncode == 0  # re-reading the demo keeps them
     assert json.loads(out.read_text())["ratescore_tuned"]["sampler_seed 0"]["test_unseen"]["kendall"] == 0.2
     (unseen / "demo_report.json").write_text(json.dumps({**report, "tune_config": "configs/tune/sample.yaml"}))

@@ -178,7 +178,7 @@ def shallow_scores(cfg, texts: dict[str, tuple[list, list]], chosen: dict | None
     return {name: model.predict(refs, cands) for name, (refs, cands) in texts.items()}
 
 
-def run(out: Path, ner_config: list[str], tune_config: str, ner_epochs: int | None, n_trials: int | None,
+def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epochs: int | None, n_trials: int | None,
         resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
     from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
@@ -198,7 +198,9 @@ def run(out: Path, ner_config: list[str], tune_config: str, ner_epochs: int | No
     overrides = {"scorer.ner": str(export), "run_dir": str(out / "tune")}
     if n_trials is not None:
         overrides["search.n_trials"] = int(n_trials)
-    cfg = load_config(tune_config, overrides)
+    tune_configs = [tune_config] if isinstance(tune_config, (str, Path)) else list(tune_config)  # composed in order
+    tune_config = " ".join(map(str, tune_configs))  # as the command line gives them to --tune-config
+    cfg = load_config(*tune_configs, overrides=overrides)
     try:
         tune_report = tune_run(cfg, workers=1, progress=progress)  # also makes the synthetic sets when missing
     except StudyMismatchError as err:
@@ -263,7 +265,7 @@ def run(out: Path, ner_config: list[str], tune_config: str, ner_epochs: int | No
     tune_test = tune_report["results"]["tuned"]["test"]["value"]
     ours = rows["ratescore_tuned"][cfg.objective.correlation]["value"]
     report = {"synthetic": True, "note": SYNTHETIC_NOTE, "ner_export": str(export),
-              "ner_config": None if ner_export else ner_config,
+              "ner_config": None if ner_export else " ".join(ner_config),
               "tune_run": str(out / "tune"), "tune_config": tune_config,
               "tune_seed": int(cfg.search.sampler_seed),
               "held_out": {"pairs": len(test), "groups": len(set(groups))}, "triads": len(triads),
@@ -296,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the NER run's configs, in order (an overlay after its base)")
     parser.add_argument("--ner-epochs", type=int, default=None, help="default: the NER config's max_epochs")
     parser.add_argument("--ner-export", default=None, help="use this NER export instead of training one")
-    parser.add_argument("--tune-config", default="configs/tune/sample.yaml")
+    parser.add_argument("--tune-config", nargs="+", default=["configs/tune/sample.yaml"],
+                        help="one or more tune configs, composed in order")
     parser.add_argument("--n-trials", type=int, default=None, help="default: the tune config's n_trials")
     parser.add_argument("--resamples", type=int, default=200,
                         help="bootstrap resamples of the per-modality breakdown (the headline CIs use the "

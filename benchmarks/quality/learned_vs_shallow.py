@@ -178,7 +178,8 @@ def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = F
 
 
 #: the demo's configs on the unseen-domain sets (configs/unseen/README.md)
-UNSEEN_DEMO = {"ner_config": "configs/unseen/ner.yaml", "tune_config": "configs/unseen/tune.yaml"}
+UNSEEN_DEMO = {"ner_config": "configs/unseen/ner.yaml",
+               "tune_config": "configs/tune/sample.yaml configs/unseen/tune.yaml"}  # composed in order
 
 
 def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
@@ -273,8 +274,9 @@ def shallow_only(folder: Path | None, unseen: bool = False) -> dict[str, tuple[d
     out["clinical_bleurt"] = ({"kendall": table["kendall"], "pearson": table["pearson"]},
                               _shallow_record({k: table[k] for k in keys}, "Pearson and Kendall (ridge on the ratings)"))
 
-    cfg = load_config(ROOT / ("configs/unseen/tune.yaml" if unseen else "configs/tune/sample.yaml"),
-                      {"data.path": str(folder / "synthetic_rate_eval"), "data.generate_synthetic": None})
+    tune = UNSEEN_DEMO["tune_config"].split() if unseen else ["configs/tune/sample.yaml"]
+    cfg = load_config(*(ROOT / t for t in tune),
+                      overrides={"data.path": str(folder / "synthetic_rate_eval"), "data.generate_synthetic": None})
     test, triads = held_out(cfg)
     originals = [t.original for t in triads]
     chosen: dict = {}

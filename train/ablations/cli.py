@@ -1,4 +1,5 @@
-"""``python -m train ablations --table NAME [--table NAME …] --profile sample|paper``.
+"""``python -m train ablations --table NAME [--table NAME …] --profile sample|paper`` (or
+``--profile-config FILE [--profile-config OVERLAY …]``).
 
 Builds each table (``all``: every table) with the profile's data, models and runs, reusing
 finished runs and training missing ones, and writes ``<output>/<table>.md``, ``.csv`` and
@@ -83,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="append", default=None,
                         help=f"one of {', '.join(TABLE_NAMES)}, or all (repeatable, or comma-separated)")
     parser.add_argument("--profile", default="sample", help="sample or paper (configs/ablations/<profile>.yaml)")
-    parser.add_argument("--profile-config", default=None,
-                        help="a profile file instead of configs/ablations/<profile>.yaml")
+    parser.add_argument("--profile-config", action="append", default=None,
+                        help="a profile file instead of configs/ablations/<profile>.yaml (repeatable: "
+                        "several compose in order, a later file's keys over an earlier one's)")
     parser.add_argument("--out", default=None, help="output folder (default: the profile's, "
                         "checkpoints/ablations/<profile>)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars, no tables on the terminal")
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.table:
             raise ProfileError(f"say which table: --table NAME (one of {', '.join(TABLE_NAMES)}) or --table all")
         tables = parse_tables(args.table)
-        profile = load_profile(args.profile_config or profile_path(args.profile))
+        profile = load_profile(*(args.profile_config or [profile_path(args.profile)]))
         report = run(tables, profile, Path(args.out) if args.out else None, progress=not args.no_progress)
     except ProfileError as err:
         print(f"ablations: error: {err}", file=sys.stderr)

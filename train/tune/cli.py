@@ -1,18 +1,23 @@
-"""``python -m train tune-weights --config configs/tune/<name>.yaml [--workers N] [--n-trials N]``.
+"""``python -m train tune-weights --config configs/tune/<name>.yaml [--config OVERLAY.yaml …] [--workers N]
+[--n-trials N] [--storage URL] [--study-name NAME] [--run-dir DIR] [--no-progress] [--<section>.<key>=VALUE …]``.
 
-Reads the rated pairs (``data/`` readers), splits them 8:2 by group, precomputes RaTEScore's
-W-free part once (cached in ``<run>/cache/`` unless ``cache_dir`` names another folder), runs the
-TPE search on the training pairs (study in ``<run>/study.db`` unless ``search.storage`` names
-another storage; a second run resumes it),
-then writes to ``checkpoints/tune/<config stem>/``: ``affinity_matrix.json`` (official format),
-``report.json``, ``W_heatmap.png`` and ``history.png``, and prints the comparison table.
+Several ``--config`` files compose in order (a later file's keys override an earlier one's), and the
+other flags override them all: ``--search.n_trials=50``, ``--scorer.ner=DIR``; ``--n-trials``,
+``--storage`` and ``--study-name`` are short for ``--search.n_trials``, ``--search.storage`` and
+``--search.study_name`` (:mod:`train.tune.config`). Reads the rated pairs (``data/`` readers),
+splits them (``split.by``), precomputes RaTEScore's W-free part once (cached in ``<run>/cache/``
+unless ``cache_dir`` names another folder), runs the TPE search on the training pairs (study in
+``<run>/study.db`` unless ``search.storage`` names another storage; a second run resumes it), then
+writes to the run folder (default ``checkpoints/tune/<name>``, :func:`train.tune.config.default_name`):
+``affinity_matrix.json`` (official format), ``report.json``, ``W_heatmap.png`` and ``history.png``,
+and prints the comparison table.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from argparse import SUPPRESS
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -20,13 +25,17 @@ import numpy as np
 
 from radscore.scoring import AffinityMatrix
 from data.ratings import RatingFormatError
-from train.tune.config import TuneConfig, TuneConfigError, load_config
+from train.tune.config import TuneConfig, TuneConfigError, compose, config_parser, from_namespace
 from train.tune.data import data_fingerprint, read_pairs, split_pairs
 from train.tune.precompute import precompute
 from train.tune.report import (BASELINES, compare_matrices, compare_shallow, compare_trivial, format_table, heatmap,
                                history_plot, write_report)
 from train.tune.search import (Objective, SearchJob, StudyMismatchError, best_matrix, complete_trials,
                                enqueue_params, make_storage, open_study, run_search)
+
+# the command's short flags for config keys (--search.n_trials etc. work too)
+ALIASES = {"--n-trials": ("search.n_trials", int), "--storage": ("search.storage", str),
+           "--study-name": ("search.study_name", str)}
 
 
 def _versions() -> dict:
@@ -134,23 +143,24 @@ def write_scorer_bundle(cfg: TuneConfig, run_dir: Path, tuned: AffinityMatrix, m
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m train tune-weights", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", required=True, help="configs/tune/<name>.yaml")
+    parser = config_parser(prog="python -m train tune-weights", description=__doc__)
     parser.add_argument("--workers", type=int, default=1, help="processes running trials on the one study")
-    parser.add_argument("--n-trials", type=int, default=None, help="complete trials the study should hold in total")
-    parser.add_argument("--storage", default=None, help="optuna storage URL (default sqlite:///<run>/study.db)")
-    parser.add_argument("--study-name", default=None, help="default: the config stem")
-    parser.add_argument("--run-dir", default=None, help="default: checkpoints/tune/<config stem>")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = parser.parse_args(argv)
-    overrides = {k: v for k, v in {"search.n_trials": args.n_trials, "search.storage": args.storage,
-                                   "search.study_name": args.study_name, "run_dir": args.run_dir}.items()
-                 if v is not None}
+    for alias, (dest, kind) in ALIASES.items():
+        parser.add_argument(alias, dest=dest, type=kind, default=SUPPRESS, help=f"short for --{dest}")
+    configs, flags, rest = [], [], list(sys.argv[1:] if argv is None else argv)
+    while rest:  # the configs first, in order, then the other flags over them
+        arg = rest.pop(0)
+        if arg == "--config" and rest or arg.startswith("--config="):
+            configs.append(arg.split("=", 1)[1] if "=" in arg else rest.pop(0))
+        else:
+            flags.append(arg)
     try:
-        cfg = load_config(args.config, overrides)
-        run(cfg, workers=args.workers, progress=not args.no_progress)
+        if not configs and not {"-h", "--help"} & set(flags):
+            raise TuneConfigError("say which config: --config configs/tune/<name>.yaml (repeatable)")
+        cfg, ns = compose(parser, configs, lambda ns: (from_namespace(ns, configs), ns), flags, TuneConfigError)
+        run(cfg, workers=ns.workers, progress=not ns.no_progress)
     except (TuneConfigError, RatingFormatError, StudyMismatchError, FileNotFoundError) as err:
-        print(f"tune-weights: error ({args.config}): {err}", file=sys.stderr)
+        print(f"tune-weights: error: {err}", file=sys.stderr)
         return 2
     return 0

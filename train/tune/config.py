@@ -1,35 +1,22 @@
-"""The YAML config of ``python -m train tune-weights`` (``configs/tune/<name>.yaml``).
-
-Sections and keys (every key optional except ``data.format``, ``data.path`` and ``scorer.ner``)::
-
-    data:       format (rate_eval_task1 | rate_eval_task2 | rexval | csv), path, splits,
-                generate_synthetic, significant_only, aggregate, columns, synthetic
-    scorer:     ner, encoder, pooling, splitter, penalty, empty_score, batch_size, device
-    objective:  correlation (pearson | kendall | spearman), higher_rating_is_better
-    split:      by (auto | group | published), test_fraction, seed
-    search:     n_trials, sampler_seed, multivariate, n_startup_trials, weight_range,
-                penalty_range, storage, study_name, enqueue
-    report:     bootstrap_resamples, confidence, seed
-    base:       another config file (relative to this one's folder) that this one overlays
-                (:mod:`train.lightning.configs`; e.g. ``rate_eval_sentence.yaml``)
-    run_dir:    default checkpoints/tune/<config stem>
-    cache_dir:  entity/embedding cache, default <run_dir>/cache (several configs may share one)
-
-An unknown section or key is an error naming the file and the key.
+"""The YAML config of ``python -m train tune-weights`` (``configs/tune/<name>.yaml``): typed dataclasses
+parsed by jsonargparse, as the training configs are. Sections: ``data``, ``scorer``
+(:class:`train.tune.precompute.ScorerSettings`), ``objective``, ``split``, ``search`` and ``report`` (the
+dataclasses below; every key optional but ``data.format``, ``data.path`` and ``scorer.ner``), ``run_dir``
+(default ``checkpoints/tune/<name>``, :func:`default_name`) and ``cache_dir`` (the entity/embedding cache,
+default ``<run_dir>/cache``; several configs may share one). Several files compose in order (``--config A
+--config B``: B's keys override A's, key by key); an unknown key or a bad value is an error naming the
+file (or the overrides) and the key.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import json
+from argparse import ArgumentError
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable, Literal, Sequence
 
-from train.evaluation.metaeval import CORRELATIONS
 from train.tune.precompute import ScorerSettings
-
-FORMATS = ("rate_eval_task1", "rate_eval_task2", "rexval", "csv")
-SPLIT_MODES = ("auto", "group", "published")
-TUNE_ROOT = Path("checkpoints") / "tune"
-
 
 class TuneConfigError(ValueError):
     """A tune config that cannot be used."""
@@ -37,19 +24,21 @@ class TuneConfigError(ValueError):
 
 @dataclass
 class DataSettings:
-    format: str
+    """data: the rated pairs (read by data/'s readers)"""
+    format: Literal["rate_eval_task1", "rate_eval_task2", "rexval", "csv"]
     path: str
-    splits: list = field(default_factory=lambda: ["train", "test"])  # RaTE-Eval files to read
+    splits: list[Literal["train", "test"]] = field(default_factory=lambda: ["train", "test"])  # RaTE-Eval files
     generate_synthetic: str | None = None  # write data.synth's default sets here when missing
     significant_only: bool = False  # ReXVal
-    aggregate: str = "mean"  # ReXVal
-    columns: dict = field(default_factory=dict)  # csv: reference, candidate, rating, id, group
+    aggregate: Literal["mean", "sum", "median"] = "mean"  # ReXVal
+    columns: dict[str, str] = field(default_factory=dict)  # csv: reference, candidate, rating, id, group
     synthetic: bool = False  # the data are synthetic: said in the report and the table
 
 
 @dataclass
 class ObjectiveSettings:
-    correlation: str = "pearson"
+    """objective: the correlation the search maximises"""
+    correlation: Literal["pearson", "kendall", "spearman"] = "pearson"
     higher_rating_is_better: bool = True
 
     @property
@@ -59,31 +48,53 @@ class ObjectiveSettings:
 
 @dataclass
 class SplitSettings:
+    """split: the train/test split of the pairs"""
     # auto: the pairs' own train/test split (``published``) when every pair carries one, else
     # ``group``; only some pairs carrying one is an error naming a pair (train.tune.data.split_pairs)
-    by: str = "auto"
+    by: Literal["auto", "group", "published"] = "auto"
     test_fraction: float = 0.2
     seed: int = 0
+
+    def __post_init__(self):
+        if not 0.0 < self.test_fraction < 1.0:
+            raise ValueError(f"split.test_fraction: must lie strictly between 0 and 1, got {self.test_fraction}")
 
 
 @dataclass
 class SearchSettings:
+    """search: the TPE search (optuna)"""
     n_trials: int = 1000
     sampler_seed: int = 0
     multivariate: bool = True
     n_startup_trials: int = 10
-    weight_range: list = field(default_factory=lambda: [0.0, 1.0])
-    penalty_range: list = field(default_factory=lambda: [0.0, 1.0])
+    weight_range: tuple[float, float] = (0.0, 1.0)
+    penalty_range: tuple[float, float] = (0.0, 1.0)
     storage: str | None = None
     study_name: str | None = None
-    enqueue: list = field(default_factory=lambda: ["uniform"])  # first trials: uniform, long, short or a JSON path
+    enqueue: list[str] = field(default_factory=lambda: ["uniform"])  # first trials: uniform, long, short or a JSON path
+
+    def __post_init__(self):
+        if self.n_trials < 0:
+            raise ValueError(f"search.n_trials: must be >= 0, got {self.n_trials}")
+        for key in ("weight_range", "penalty_range"):
+            if not getattr(self, key)[0] < getattr(self, key)[1]:
+                raise ValueError(f"search.{key}: expected [low, high] with low < high, got {getattr(self, key)}")
 
 
 @dataclass
 class ReportSettings:
+    """report: the bootstrap CIs of the comparison table"""
     bootstrap_resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
+
+    def __post_init__(self):
+        if self.bootstrap_resamples < 1 or not 0.0 < self.confidence < 1.0:
+            raise ValueError("report: bootstrap_resamples must be >= 1 and confidence in (0, 1)")
+
+
+SECTIONS = {"data": DataSettings, "scorer": ScorerSettings, "objective": ObjectiveSettings,
+            "split": SplitSettings, "search": SearchSettings, "report": ReportSettings}
 
 
 @dataclass
@@ -99,6 +110,12 @@ class TuneConfig:
     cache_dir: Path
     source: str = ""
 
+    def __post_init__(self):
+        if self.split.by == "published" and not self.data.format.startswith("rate_eval"):
+            raise ValueError("split.by: 'published' needs RaTE-Eval data (its own train/test files)")
+        if self.split.by == "published" and sorted(self.data.splits) != ["test", "train"]:
+            raise ValueError("data.splits: split.by 'published' needs both files: [train, test]")
+
     @property
     def storage_url(self) -> str:
         return self.search.storage or f"sqlite:///{(self.run_dir / 'study.db').as_posix()}"
@@ -108,90 +125,66 @@ class TuneConfig:
         return self.search.study_name or self.name
 
     def to_dict(self) -> dict:
-        out = {k: asdict(getattr(self, k)) for k in ("data", "scorer", "objective", "split", "search", "report")}
+        out = {k: asdict(getattr(self, k)) for k in SECTIONS}
         return {**out, "name": self.name, "run_dir": str(self.run_dir), "cache_dir": str(self.cache_dir),
                 "source": self.source}
 
 
-_SECTIONS = {"data": DataSettings, "scorer": ScorerSettings, "objective": ObjectiveSettings,
-             "split": SplitSettings, "search": SearchSettings, "report": ReportSettings}
+def config_parser(**kwargs):
+    """The jsonargparse parser of a tune config: ``--config FILE`` (repeatable), ``--<section>.<key>``,
+    ``--run_dir`` (also ``--run-dir``) and ``--cache_dir``."""
+    from jsonargparse import ArgumentParser
+
+    parser = ArgumentParser(exit_on_error=False, **kwargs)
+    parser.add_argument("--config", action="config", help="a tune config; several compose in order")
+    for name, cls in SECTIONS.items():
+        parser.add_argument(f"--{name}", type=cls, **({} if name in ("data", "scorer") else {"default": cls()}))
+    parser.add_argument("--run_dir", "--run-dir", type=str | None, default=None,
+                        help="default checkpoints/tune/<name> (the last config's path under configs/tune, or stem)")
+    parser.add_argument("--cache_dir", type=str | None, default=None, help="default <run_dir>/cache")
+    return parser
 
 
-def _section(cls, raw, where: str):
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise TuneConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise TuneConfigError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(known)}")
-    try:
-        return cls(**raw)
-    except TypeError as err:
-        raise TuneConfigError(f"{where}: {err}") from None
+def compose(parser, configs: Sequence, build: Callable, flags: Sequence[str] = (), error=ValueError):
+    """``build(namespace)`` of ``configs`` (files or YAML strings) composed in order, then ``flags``, parsed
+    and instantiated by ``parser``. A failure is an ``error`` naming the first config whose addition brings
+    the same message (else the flags) and the key."""
+
+    def attempt(k: int, with_flags: bool = False):
+        try:
+            args = [a for c in configs[:k] for a in ("--config", str(c))] + (list(flags) if with_flags else [])
+            return build(parser.instantiate(parser.parse_args(args))), None
+        except (ArgumentError, ValueError) as err:
+            return None, " ".join(str(err).split())
+
+    result, message = attempt(len(configs), True)
+    if message is None:
+        return result
+    culprit = next((str(configs[k - 1]) for k in range(1, len(configs) + 1) if attempt(k)[1] == message),
+                   " ".join(flags) or " + ".join(map(str, configs)))
+    raise error(f"{culprit}: {message}")
 
 
-def _check(cfg: TuneConfig, where: str) -> None:
-    def bad(key, message):
-        raise TuneConfigError(f"{where}: {key}: {message}")
-
-    if cfg.data.format not in FORMATS:
-        bad("data.format", f"{cfg.data.format!r} is not one of {list(FORMATS)}")
-    if not cfg.data.path:
-        bad("data.path", "the rating data's path is required")
-    if not cfg.scorer.ner:
-        bad("scorer.ner", "the NER export (folder or Hub id) is required")
-    if cfg.objective.correlation not in CORRELATIONS:
-        bad("objective.correlation", f"{cfg.objective.correlation!r} is not one of {list(CORRELATIONS)}")
-    if cfg.split.by not in SPLIT_MODES:
-        bad("split.by", f"{cfg.split.by!r} is not one of {list(SPLIT_MODES)}")
-    if cfg.split.by == "published" and not cfg.data.format.startswith("rate_eval"):
-        bad("split.by", "'published' needs RaTE-Eval data (its own train/test files)")
-    if cfg.split.by == "published" and sorted(cfg.data.splits) != ["test", "train"]:
-        bad("data.splits", "split.by 'published' needs both files: [train, test]")
-    if not 0.0 < float(cfg.split.test_fraction) < 1.0:
-        bad("split.test_fraction", f"must lie strictly between 0 and 1, got {cfg.split.test_fraction}")
-    if int(cfg.search.n_trials) < 0:
-        bad("search.n_trials", f"must be >= 0, got {cfg.search.n_trials}")
-    for key in ("weight_range", "penalty_range"):
-        lo_hi = getattr(cfg.search, key)
-        if not (isinstance(lo_hi, list) and len(lo_hi) == 2 and float(lo_hi[0]) < float(lo_hi[1])):
-            bad(f"search.{key}", f"expected [low, high] with low < high, got {lo_hi!r}")
-    if not isinstance(cfg.search.enqueue, list):
-        bad("search.enqueue", f"expected a list of matrices (uniform, long, short or JSON paths), got {cfg.search.enqueue!r}")
-    if int(cfg.report.bootstrap_resamples) < 1 or not 0.0 < float(cfg.report.confidence) < 1.0:
-        bad("report", "bootstrap_resamples must be >= 1 and confidence in (0, 1)")
+def default_name(path: str | Path) -> str:
+    """``configs/tune/a/b.yaml`` -> ``a/b``; a config elsewhere -> its stem."""
+    parts = Path(path).with_suffix("").parts
+    start = max((i + 2 for i in range(len(parts) - 1) if parts[i:i + 2] == ("configs", "tune")),
+                default=len(parts) - 1)
+    return "/".join(parts[start:])
 
 
-def load_config(path: str | Path, overrides: dict | None = None) -> TuneConfig:
-    """Read and check a config; ``overrides`` maps ``"section.key"`` to a value (e.g. from flags)."""
-    from train.lightning.configs import ConfigError
-    from train.lightning.configs import load_config as load_yaml
+def from_namespace(ns, configs: Sequence) -> TuneConfig:
+    """The :class:`TuneConfig` of a parsed and instantiated namespace; named after the last config."""
+    name = default_name(configs[-1])
+    run_dir = Path(ns.run_dir or Path("checkpoints") / "tune" / name)
+    return TuneConfig(**{k: ns[k] for k in SECTIONS}, name=name, run_dir=run_dir,
+                      cache_dir=Path(ns.cache_dir or run_dir / "cache"), source=" + ".join(map(str, configs)))
 
-    path = Path(path)
-    if not path.is_file():
-        raise TuneConfigError(f"{path}: config file not found")
-    try:
-        raw = load_yaml(path)  # ``base:`` resolved (train/lightning/configs.py)
-    except ConfigError as err:
-        raise TuneConfigError(str(err)) from None
-    for dotted, value in (overrides or {}).items():
-        section, key = dotted.split(".", 1) if "." in dotted else (dotted, None)
-        if key is None:
-            raw[section] = value
-        else:
-            raw.setdefault(section, {})
-            raw[section] = {**(raw[section] or {}), key: value}
-    unknown = sorted(set(raw) - set(_SECTIONS) - {"run_dir", "cache_dir"})
-    if unknown:
-        raise TuneConfigError(f"{path}: unknown section(s) {unknown}; expected {sorted(_SECTIONS)}, run_dir "
-                              "and cache_dir")
-    if "data" not in raw or "scorer" not in raw:
-        raise TuneConfigError(f"{path}: the 'data' and 'scorer' sections are required")
-    parts = {name: _section(cls, raw.get(name), f"{path}: section {name!r}") for name, cls in _SECTIONS.items()}
-    run_dir = Path(raw["run_dir"]) if raw.get("run_dir") else TUNE_ROOT / path.stem
-    cache_dir = Path(raw["cache_dir"]) if raw.get("cache_dir") else run_dir / "cache"
-    cfg = TuneConfig(**parts, name=path.stem, run_dir=run_dir, cache_dir=cache_dir, source=str(path))
-    _check(cfg, str(path))
-    return cfg
+
+def load_config(*paths: str | Path, overrides: dict | None = None) -> TuneConfig:
+    """The config of ``paths`` composed in order; ``overrides`` maps ``"section.key"`` (or ``"run_dir"``)
+    to a value, applied last (e.g. from flags)."""
+    if not paths or any(isinstance(p, dict) for p in paths):
+        raise TypeError("load_config(*paths, overrides=None): one or more config files, overrides by keyword")
+    flags = ["--config", json.dumps(overrides, default=str)] if overrides else []
+    return compose(config_parser(), paths, lambda ns: from_namespace(ns, paths), flags, TuneConfigError)

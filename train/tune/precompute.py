@@ -25,7 +25,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -246,9 +246,9 @@ class ScorerSettings:
 
     ner: str
     encoder: str = "packaged:all-MiniLM-L6-v2"
-    pooling: str = "cls"
-    splitter: str = "rush"  # RaTEScore's default; the committed configs/tune choose "radiology"
-    penalty: str = "official"
+    pooling: Literal["cls", "mean"] = "cls"
+    splitter: Literal["rush", "radiology", "pyrush"] = "rush"  # RaTEScore's default
+    penalty: Literal["official", "paper"] = "official"
     empty_score: float = 0.5
     batch_size: int = 64
     device: str | None = None
