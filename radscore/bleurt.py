@@ -152,12 +152,12 @@ def model_max_length(model, tokenizer, wanted: int | None = None) -> int:
 
 
 class ClinicalBLEURT(Scorer):
-    """A ClinicalBLEURT export (``python -m train bleurt fit``) or any sequence-regression folder.
+    """A ClinicalBLEURT export (``python -m train fit --config configs/bleurt/<name>.yaml``) or any sequence-regression folder.
 
     Args:
         model: export folder (manifest kind ``bleurt``), or a folder/Hub id holding a
             ``*ForSequenceClassification`` model with one output (e.g. a converted BLEURT-20,
-            ``python -m train bleurt convert``).
+            ``python -m train bleurt-convert``).
         batch_size: pairs per forward pass; ``None`` (default): the device's default, 32 on the
             CPU and 128 on CUDA (:data:`radscore.device.DEFAULT_BATCH_SIZES`).
         device: ``None`` picks CUDA when present, else the CPU; ``"cpu"``, ``"cuda"``, ``"cuda:1"``

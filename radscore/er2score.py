@@ -48,7 +48,7 @@ class ER2Score(Scorer):
     """An ER²Score export loaded for scoring.
 
     Args:
-        export: export folder (``python -m train reward fit`` writes ``checkpoints/<run>/export``)
+        export: export folder (``python -m train fit`` writes ``<run folder>/export``)
             or the Hub id it was published under (the snapshot is downloaded or taken from the
             Hub cache).
         base_model: overrides the base model id recorded in the export (e.g. a local copy).

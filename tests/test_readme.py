@@ -7,7 +7,7 @@ Rules checked here:
   with a letter or digit in it; table rules and pipes are not words);
 - commands: every line of a ``bash`` code block, and every inline ``code`` span that starts with
   ``make``, ``radscore``, ``python -m`` or ``.venv/bin/python``, names something that exists: a
-  Makefile target, a ``python -m train`` command (``train.tasks.COMMANDS`` or one of LightningCLI's
+  Makefile target, a ``python -m train`` command (``train.__main__.COMMANDS`` or one of LightningCLI's
   subcommands ``fit``, ``validate``, ``test``, ``predict``), a ``python -m data`` subcommand, a
   ``python -m benchmarks.<module>`` whose file exists, a ``radscore`` CLI subcommand, or a script path in
   the repository;
@@ -36,7 +36,7 @@ MAX_WORDS = 1000
 NOT_FROM_RESULTS = {
     "3.10": "pyproject.toml",    # requires-python
 }
-# `python -m train` subcommands that LightningCLI provides besides train.tasks.COMMANDS
+# `python -m train` subcommands that LightningCLI provides besides train.__main__.COMMANDS
 LIGHTNING_SUBCOMMANDS = {"fit", "validate", "test", "predict"}
 
 FIGURE = re.compile(r"(?<![\w.\-/])[-−]?\d+\.\d+(?![\w.])")
@@ -77,8 +77,9 @@ def subcommands(module_file: str) -> set[str]:
 
 
 def train_commands() -> set[str]:
-    from train.tasks import COMMANDS
+    from train.__main__ import COMMANDS, TRAINING
 
+    assert set(TRAINING) == LIGHTNING_SUBCOMMANDS
     return set(COMMANDS) | LIGHTNING_SUBCOMMANDS
 
 

@@ -264,7 +264,7 @@ def paper_key(name: str) -> str:
 
 
 def test_a_missing_run_is_trained_once_then_reused(synthetic, finished_runs, tiny_backbone, tmp_path):
-    """The one real (tiny) training: python -m train ner fit in a subprocess, then the run, trained on
+    """The one real (tiny) training: python -m train fit in a subprocess, then the run, trained on
     the teaching subset, is tested on the whole ('all') test split as the paper's Table 7."""
     runs_root, specs, _ = finished_runs
     teaching = RunSpec((IOB, TEACHING), name="tiny_iob_teaching")

@@ -88,9 +88,9 @@ class BleurtDataModule(pl.LightningDataModule):
         weights: error weights of the target (default critical 1, non-critical 1/3,
             spelling 1/12: SPEC §4).
         prefer: the target of a row holding both error counts and a score.
-        backbone: model whose tokenizer is used (linked from the model by the CLI).
-        max_length: longest pair in pieces (linked from the model by the CLI).
-        candidate_format: how the candidate is read (linked from the model by the CLI).
+        backbone: model whose tokenizer is used (given from the model by the CLI).
+        max_length: longest pair in pieces (given from the model by the CLI).
+        candidate_format: how the candidate is read (given from the model by the CLI).
         group_by_length: batch training pairs of similar length (less padding, faster on CPU).
         train_fraction, train_fraction_seed: train on a seeded share of the training split's reference
             groups (1, the default: all of them); val and test stay whole. For learning curves

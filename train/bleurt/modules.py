@@ -39,7 +39,7 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
         head_lr: learning rate of the pooler and output layer (default: ``lr``).
         weight_decay: AdamW weight decay (biases and LayerNorms included, as BLEURT's optimiser).
         warmup_ratio: share of the optimiser steps with a linear warm-up.
-        max_length: longest pair in pieces (the data module's, linked by the CLI); longer pairs
+        max_length: longest pair in pieces (given to the data module too by the CLI); longer pairs
             follow the longest-first rule of :mod:`radscore.bleurt` and are counted.
         classifier_dropout: dropout before the output layer (default: the backbone's).
         candidate_format: ``plain`` (ClinicalBLEURT's input), ``diff_marked`` (our opt-in: the candidate's

@@ -10,7 +10,7 @@ Silenced (:func:`install`):
   encoder weight, a size mismatch, a conversion) is shown whole;
 - Lightning's advertisement for LitLogger (an INFO line at every fit);
 - LightningCLI's warning that arguments were given both in ``args`` and on the command line:
-  ``python -m train <task>`` passes the task's own arguments on purpose (``sys.argv`` is left whole
+  ``python -m train fit`` passes its own arguments on purpose (``sys.argv`` is left whole
   because Lightning's DDP launcher re-runs it);
 - Lightning's deprecation of ``isinstance(treespec, LeafSpec)``, raised inside Lightning itself by
   the torch release we pin (nothing in this project can change it);

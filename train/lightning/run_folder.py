@@ -5,7 +5,7 @@
     <run>/ckpt/best-epoch=01-step=40.ckpt   the best checkpoint on the task's monitored key
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
     <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
-    <run>/test_logs/version_N/              ``python -m train <task> test`` of the run: its logs and config
+    <run>/test_logs/version_N/              ``python -m train test`` of the run: its logs and config
     <run>/test_metrics.json                 the test split's metrics after fit
     <run>/test_predictions.jsonl            per test row: the model's prediction, label(s), baselines' scores
     <run>/export/                           the export ``radscore`` loads
@@ -82,7 +82,7 @@ class RunFolder:
 
     @property
     def test_logs(self) -> Path:
-        """Where ``python -m train <task> test`` logs (apart from ``logs/``, which holds the training config)."""
+        """Where ``python -m train test`` logs (apart from ``logs/``, which holds the training config)."""
         return self.path / "test_logs"
 
     @property
@@ -98,7 +98,7 @@ class RunFolder:
 
     @property
     def predictions(self) -> Path:
-        """``python -m train ner predict`` writes one sentence a line here."""
+        """``python -m train predict`` of an NER model writes one sentence a line here."""
         return self.path / "predictions.jsonl"
 
     @property

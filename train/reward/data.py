@@ -106,7 +106,7 @@ class RewardDataModule(pl.LightningDataModule):
             SYNTHETIC rows carry the corpus split of :mod:`data.split`, so no test report is trained on).
         system: scoring system (built-in name, YAML/JSON path or dict); rows of other systems
             are an error. Linked from the model by the CLI.
-        prompt_template, backbone, max_length, candidate_format: as the model's (linked by the CLI).
+        prompt_template, backbone, max_length, candidate_format: as the model's (given from the model by the CLI).
         batch_size: pairs per training batch (each pair is two prompts).
         order: training order: ``by_reference`` keeps the pairs of one reference together (they
             share candidates, encoded once per batch), ``by_length`` batches pairs of similar
