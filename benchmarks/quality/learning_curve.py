@@ -281,7 +281,7 @@ def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs,
     """The fit arguments (``--key=value``) by which a run's resolved config differs from what ``config`` at
     its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each) resolves to
     through the training CLI, as ``python -m train ablations`` compares a run
-    (:func:`benchmarks.quality.learned_vs_shallow.run_config_differences`). A data setting the model gives
+    (``run_config_differences`` of :mod:`benchmarks.quality.learned_vs_shallow`). A data setting the model gives
     its data module (:data:`train.lightning.cli.LINKED`) is named once, in the model."""
     from benchmarks.quality.learned_vs_shallow import run_config_differences
     from train.ablations.runs import NOT_SET

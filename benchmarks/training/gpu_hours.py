@@ -97,7 +97,8 @@ def peak_memory(probe: dict, run: dict) -> dict:
 
 def paper_run(config: str) -> dict:
     """Epochs, devices, batch and the paper's training rows of a config (a paper overlay read after its base;
-    the path a probe recorded is found where it lives now, :func:`~benchmarks.training.memory_probe_table.current_config`)."""
+    the path a probe recorded is found where it lives now: ``current_config`` of
+    :mod:`benchmarks.training.memory_probe_table`)."""
     from benchmarks.training.memory_probe_table import current_config
     from train.lightning.configs import config_chain, init_args, read_configs
 
