@@ -19,7 +19,7 @@ reported and the next one runs:
 
 The JSONs go to ``--out`` with the GPU's name in the file name (:func:`gpu_slug`):
 ``memory_probe_cuda_<gpu>_<config>.json`` (the config's path under configs/, ``_`` for ``/``, e.g.
-``reward_phi_2``), ``rehearsal_gpu_<gpu>_report.json``, ``ratescore_cuda_<gpu>.json`` and
+``reward_paper_llama3_phi_2``), ``rehearsal_gpu_<gpu>_report.json``, ``ratescore_cuda_<gpu>.json`` and
 ``autocast_cuda_<gpu>.json``. A summary table ends the run; the exit status is 1 when a step failed.
 ``python -m benchmarks.training.gpu_hours`` turns the probe JSONs into GPU-hours of the papers' runs.
 """
@@ -37,11 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NO_CUDA = ("gpu-check: no CUDA device visible to torch (torch.cuda.is_available() is False); run it on a machine "
            "with an NVIDIA GPU and a CUDA build of torch")
-#: one config per paper model family, with what the probe builds smaller than the config
+#: one config per paper model family, with what the probe builds smaller than the config (a paper overlay by its
+#: path alone: memory-probe reads it after its base, the file named after its folder)
 PROBES = (("configs/ner/iob_deberta_v3.yaml", ()),
           ("configs/ner/span_biolord.yaml", ("--batch-size", "8")),
           ("configs/reward/paper_llama3.yaml", ()),
-          ("configs/reward/phi_2.yaml", ("--layers", "2")),
+          ("configs/reward/paper_llama3/phi_2.yaml", ("--layers", "2")),
           ("configs/bleurt/paper.yaml", ()))
 #: 3 untimed steps, then at least 5 timed ones until the last 5 agree within 5% (at most 20, or 8 s of steps)
 PROBE_TIMING = ("--warmup-steps", "3", "--steps", "5", "--max-steps", "20", "--time-budget-s", "8")

@@ -24,7 +24,7 @@ DEFAULT_BATCH_SIZES: dict[str, dict[str, int]] = {
     # measurement on an H200 with the sample models in fp32: 854 pairs/s at batch 64, 1,411 pairs/s at
     # batch 256 (a GPU needs larger batches to fill; inference memory at 256 sentences of a
     # MiniLM/DeBERTa-base NER model is well under 1 GiB). Not yet re-measured by this repository's
-    # benchmark (benchmarks/scoring/bench_ratescore.py --device cuda; benchmarks/gpu_session.sh).
+    # benchmark (benchmarks/scoring/bench_ratescore.py --device cuda, which make gpu-check runs).
     "RaTEScore": {"cpu": 64, "cuda": 256},
     # ClinicalBLEURT: pairs per pass. CPU: 32, the default so far. CUDA: 128, NOT measured: chosen for
     # the same reason as RaTEScore's (a 12-layer base-size regressor at 128 pairs x 512 pieces holds

@@ -74,10 +74,12 @@ def test_with_cuda_every_step_runs_with_its_arguments_and_leaves_its_file(on_a_g
     probes = [c for c in calls if c[:3] == ["-m", "train", "memory-probe"]]
     configs = [c[c.index("--config") + 1] for c in probes]
     assert configs == ["configs/ner/iob_deberta_v3.yaml", "configs/ner/span_biolord.yaml",
-                       "configs/reward/paper_llama3.yaml", "configs/reward/phi_2.yaml", "configs/bleurt/paper.yaml"]
+                       "configs/reward/paper_llama3.yaml", "configs/reward/paper_llama3/phi_2.yaml",
+                       "configs/bleurt/paper.yaml"]
+    assert all((ROOT / c).is_file() for c in configs)  # an overlay by its own path: memory-probe finds its base
     timing = ["--warmup-steps", "3", "--steps", "5", "--max-steps", "20", "--time-budget-s", "8"]
     for config, probe in zip(configs, probes):
-        reduced = {"configs/reward/phi_2.yaml": ["--layers", "2"],
+        reduced = {"configs/reward/paper_llama3/phi_2.yaml": ["--layers", "2"],
                    "configs/ner/span_biolord.yaml": ["--batch-size", "8"]}.get(config, [])
         assert probe[3:7] == ["--config", config, "--device", "cuda"] and probe[7:-2] == timing + reduced
     assert ["-m", "train", "rehearse", "--accelerator", "gpu", "--fast", "--no-ablations", "--no-ddp"] in calls
@@ -88,7 +90,7 @@ def test_with_cuda_every_step_runs_with_its_arguments_and_leaves_its_file(on_a_g
     assert sorted(p.name for p in out.iterdir()) == sorted([
         f"autocast_cuda_{SLUG}.json", f"memory_probe_cuda_{SLUG}_bleurt_paper.json",
         f"memory_probe_cuda_{SLUG}_ner_iob_deberta_v3.json", f"memory_probe_cuda_{SLUG}_ner_span_biolord.json",
-        f"memory_probe_cuda_{SLUG}_reward_paper_llama3.json", f"memory_probe_cuda_{SLUG}_reward_phi_2.json",
+        f"memory_probe_cuda_{SLUG}_reward_paper_llama3.json", f"memory_probe_cuda_{SLUG}_reward_paper_llama3_phi_2.json",
         f"ratescore_cuda_{SLUG}.json", f"rehearsal_gpu_{SLUG}_report.json"])
     assert json.loads((out / f"rehearsal_gpu_{SLUG}_report.json").read_text())["rehearsal"] is True
     assert "8 of 8 steps ok" in capsys.readouterr().out
@@ -96,11 +98,11 @@ def test_with_cuda_every_step_runs_with_its_arguments_and_leaves_its_file(on_a_g
 
 def test_a_failing_step_is_reported_and_the_next_ones_still_run(on_a_gpu, tmp_path, capsys):
     calls, failing = on_a_gpu
-    failing.update({"configs/reward/phi_2.yaml", "rehearse"})
+    failing.update({"configs/reward/paper_llama3/phi_2.yaml", "rehearse"})
     assert gpu_check.main(["--out", str(tmp_path / "out")]) == 1
     assert len(calls) == 8 and calls[-1][1] == "benchmarks.scoring.bench_autocast"
     table = capsys.readouterr().out.split(f"gpu-check on {GPU}:")[-1]
-    assert "memory-probe reward_phi_2" in table and "FAILED (exit 1)" in table
+    assert "memory-probe reward_paper_llama3_phi_2" in table and "FAILED (exit 1)" in table
     assert "FAILED (exit 1, no report)" in table and "6 of 8 steps ok" in table
     assert not (tmp_path / "out" / f"rehearsal_gpu_{SLUG}_report.json").exists()
 

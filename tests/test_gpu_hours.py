@@ -109,13 +109,33 @@ def test_the_smallest_gpu_holds_the_peak_with_the_stated_margin():
 def test_a_reduced_probe_s_peak_is_the_full_config_s_estimate_times_the_probe_s_ratio():
     from train.rehearsal.standins import describe_config
 
-    est = describe_config(Path("configs/reward/phi_2.yaml"))["memory"]
-    p = {**probe("configs/reward/phi_2.yaml", 1e5, batch=6, rows=12, length=1024, layers=2, real_layers=32),
-         "measured": {"peak_allocated": 4 * gpu_hours.GIB}, "ratio": {"peak_allocated": 1.1}}
+    est = describe_config(ROOT / "configs/reward/paper_llama3/phi_2.yaml")["memory"]
+    p = {**probe("configs/reward/paper_llama3/phi_2.yaml", 1e5, batch=6, rows=12, length=1024, layers=2,
+                 real_layers=32), "measured": {"peak_allocated": 4 * gpu_hours.GIB}, "ratio": {"peak_allocated": 1.1}}
     r = gpu_hours.predict(p)
     assert r["basis"] == "estimated"
     assert r["peak_bytes"] == pytest.approx(est["phases"][est["peak_phase"]] * 1.1)
     assert "≈ " in gpu_hours.table([r]) and "(est.)" in gpu_hours.table([r])
+    # a probe that recorded the overlay's path beside its base is read from where the overlay lives now
+    old = gpu_hours.predict({**p, "config": "configs/reward/phi_2.yaml"})
+    assert old["peak_bytes"] == r["peak_bytes"] and old["epochs"] == r["epochs"] and old["config_batch"] == 6
+    assert "| `reward/phi_2` |" in gpu_hours.table([old])  # named as recorded
+
+
+def test_a_recorded_config_path_is_found_where_the_config_lives_now():
+    from benchmarks.training.memory_probe_table import current_config
+
+    moved = {"configs/reward/phi_2.yaml": "configs/reward/paper_llama3/phi_2.yaml",
+             "configs/reward/paper_llama3_lambda0_5.yaml": "configs/reward/paper_llama3/lambda0_5.yaml",
+             "configs/ner/span_biomedbert.yaml": "configs/ner/span_biolord/biomedbert.yaml",
+             "configs/ner/iob_deberta_v3_mimic.yaml": "configs/ner/iob_deberta_v3/mimic.yaml",
+             "configs/ner/iob_medical_ner.yaml": "configs/ner/iob_deberta_v3/medical_ner.yaml",
+             "configs/bleurt/paper.yaml": "configs/bleurt/paper.yaml",
+             "configs/reward/paper_llama3/gemma_7b.yaml": "configs/reward/paper_llama3/gemma_7b.yaml"}
+    for recorded, now in moved.items():
+        assert current_config(recorded) == ROOT / now, recorded
+    with pytest.raises(SystemExit, match="no such config"):
+        current_config("configs/reward/no_such_model.yaml")
 
 
 def committed_cuda_probes() -> list[str]:

@@ -74,12 +74,12 @@ def test_pairs_are_the_rows_of_one_reference_with_different_targets():
 
 # --- end to end on fixture run folders ------------------------------------------------------------------
 def _run_folder(path: Path, seed: int, config: str, *overrides: str, lines: list[dict]) -> Path:
+    """A finished run of ``config`` at ``seed`` with ``overrides``: its saved config and its per-row predictions."""
     import yaml
 
-    from train.ablations.profile import RunSpec
-    from train.ablations.runs import merged_config
+    from tests.test_learned_vs_shallow import saved_config
 
-    resolved = merged_config(RunSpec((str(ROOT / config),), overrides), (f"--seed_everything={seed}",))
+    resolved = saved_config((config,), seed, *overrides, run_dir=path)
     (path / "logs" / "version_0").mkdir(parents=True)
     (path / "logs" / "version_0" / "config.yaml").write_text(yaml.safe_dump(resolved))
     (path / "test_predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -128,7 +128,11 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(tmp_p
     er2 = data["metrics"]["er2score"]["sides"]
     assert set(er2) == {"test", "test_unseen"} and set(er2["test"]["learned"]) == {"42", "43"}
     assert set(er2["test_unseen"]["learned"]) == {"42"}
-    assert "--config configs/unseen/reward.yaml " in er2["test_unseen"]["learned"]["42"]["command"]  # its overlay
+    # the sample config with the unseen rows is the sample config and its overlay: the command names both
+    assert "--config configs/reward/sample.yaml --config configs/unseen/reward.yaml " in er2["test_unseen"]["learned"][
+        "42"]["command"]
+    assert er2["test"]["learned"]["43"]["command"] == ("python -m train fit --config configs/reward/sample.yaml "
+                                                       f"--seed_everything 43 --run_dir {r43}")
     assert er2["test"]["pairs"] == sum(1 for g in set(x["group"] for x in lines) for a in lines for b in lines
                                        if a["group"] == b["group"] == g and a["id"] < b["id"]
                                        and a["label_total"] != b["label_total"])
@@ -194,6 +198,18 @@ def test_a_demo_without_per_pair_scores_gives_its_report_figures_and_no_p_value(
     assert lt.main(["--demo-unseen", str(demo), "--out", str(out), "--markdown", str(md)]) == 0
     side = json.loads(out.read_text())["metrics"]["ratescore_tuned"]["sides"]["test_unseen"]
     assert side["learned"]["sampler_seed 0"]["kendall"]["value"] == 0.41
+    assert side["learned"]["sampler_seed 0"]["command"] == f"python -m train demo --out {demo}"  # the default configs
     assert side["learned"]["sampler_seed 0"]["p_vs_shallow"]["kendall"] is None and "no paired" in side["note"]
     assert side["best_trivial"]["which"] == "unigram_f1"
     assert "0.410 [0.310, 0.510]; p vs shallow n/a" in md.read_text()
+    # the command names the configs the demo ran with: the NER run's in order (a report that gives the unseen NER
+    # overlay alone, as one path, ran it over its base)
+    report = json.loads((demo / "demo_report.json").read_text())
+    want = (f"python -m train demo --out {demo} --ner-config configs/ner/iob_sample.yaml configs/unseen/ner.yaml "
+            "--tune-config configs/tune/sample.yaml configs/unseen/tune.yaml")
+    for ner in ("configs/ner/iob_sample.yaml configs/unseen/ner.yaml", "configs/unseen/ner.yaml"):
+        (demo / "demo_report.json").write_text(json.dumps({**report, "ner_config": ner,
+                                                           "tune_config": "configs/unseen/tune.yaml"}))
+        assert lt.main(["--demo-unseen", str(demo), "--out", str(out), "--markdown", str(md)]) == 0
+        side = json.loads(out.read_text())["metrics"]["ratescore_tuned"]["sides"]["test_unseen"]
+        assert side["learned"]["sampler_seed 0"]["command"] == want, ner

@@ -6,7 +6,7 @@ export's total and of the difflib change-hunk counter against the rows' totals, 
 and centred per reference (each reference's mean removed from score and total), plus how much of
 the totals' spread lies within references, and writes them as JSON.
 
-    .venv/bin/python -m benchmarks.quality.bench_er2_levels checkpoints/reward_sample/export \
+    .venv/bin/python -m benchmarks.quality.bench_er2_levels checkpoints/reward/sample/export \
         checkpoints/synthetic/synthetic_er2/radcliq_synthetic.jsonl
 """
 

@@ -1,12 +1,12 @@
-"""Where ER²Score loses to the shallow learner: prompts cut at ``max_length`` or not (issue #29).
+"""Where ER²Score loses to the shallow learner: prompts cut at ``max_length`` or not.
 SYNTHETIC data; VALIDATION split by default (a diagnosis chooses what to change next, so it is made
 on validation figures; ``--split test`` only to explain a reported test figure).
 
-    .venv/bin/python -m benchmarks.quality.er2_truncation --run checkpoints/reward_sample \\
-        --run checkpoints/reward_sample_seed43
+    .venv/bin/python -m benchmarks.quality.er2_truncation --run checkpoints/reward/sample \\
+        --run checkpoints/reward/sample_seed43
 
-For each run: its data module is rebuilt from the run's resolved config (same rows, split, template
-and ``max_length``), the export (the best checkpoint) scores every candidate of the split with
+For each run: its data module is rebuilt from the run's resolved config (its ``data.class_path``; same
+rows, split, template and ``max_length``), the export (the best checkpoint) scores every candidate of the split with
 :class:`radscore.ER2Score`, and the shallow learner is fitted on the run's training rows as the
 training command fits it (:mod:`train.evaluation.baselines`: a logistic pair model for pair accuracy,
 a ridge on the totals for Kendall). Both are then measured on three parts of the split:
@@ -47,15 +47,15 @@ def measure(run: Path, split: str = "val", batch_size: int = 16) -> dict:
     from radscore.reward_model import format_prompt
     from train.ablations.runs import saved_config
     from train.evaluation.baselines import ShallowLearner, shallow_learner
+    from train.lightning.configs import init_args
     from train.lightning.module import datamodule_from_run_config
-    from train.reward.data import RewardDataModule
 
     cfg = saved_config(run)
     if cfg is None:
         raise SystemExit(f"{run}: no saved config (export/training_config.yaml or logs/version_*/config.yaml)")
     if not (run / "export").is_dir():
         raise SystemExit(f"{run}: no export folder (the run has not finished)")
-    dm = datamodule_from_run_config(RewardDataModule, cfg)
+    dm = datamodule_from_run_config(cfg)
     dm.setup("fit")
     system = dm.system
     pairs, train = dm.pairs[split], dm.pairs["train"]
@@ -93,12 +93,12 @@ def measure(run: Path, split: str = "val", batch_size: int = 16) -> dict:
                      "shallow": {"pair_accuracy": acc(pair_score),
                                  "kendall": _kendall([ridge_score[r.id] for r in rs], target)}}
     return {"seed": cfg.get("seed_everything"), "split": split, "max_length": dm.max_length,
-            "set": f"SYNTHETIC {(cfg.get('data') or {}).get('rows')}", "parts": out}
+            "set": f"SYNTHETIC {init_args(cfg, 'data').get('rows')}", "parts": out}
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--run", action="append", required=True, help="a finished `python -m train reward fit` run folder")
+    p.add_argument("--run", action="append", required=True, help="a finished ER²Score run folder (`python -m train fit`)")
     p.add_argument("--split", default="val", choices=("val", "test"))
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--out", default=str(OUT))

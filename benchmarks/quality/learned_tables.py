@@ -1,21 +1,22 @@
 """One table per learned metric, in-distribution and unseen-domain test side by side, each figure with its
-bootstrap CI over reference reports and the paired bootstrap p-value of learned minus shallow (issue #46).
+bootstrap CI over reference reports and the paired bootstrap p-value of learned minus shallow.
 SYNTHETIC data.
 
     .venv/bin/python -m benchmarks.quality.learned_tables \\
-        --run er2score=checkpoints/reward_sample --run-unseen er2score=checkpoints/unseen/reward_seed42 \\
-        --run clinical_bleurt=checkpoints/bleurt_sample --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42 \\
+        --run er2score=checkpoints/reward/sample --run-unseen er2score=checkpoints/unseen/reward_seed42 \\
+        --run clinical_bleurt=checkpoints/bleurt/sample --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42 \\
         --demo checkpoints/demo --demo-unseen checkpoints/unseen/demo --docs docs/synthetic.md
 
 Reads, recomputing nothing that a model produced:
 
 - ``--run METRIC=RUN`` / ``--run-unseen METRIC=RUN`` (any number of seeds each): a finished training run's
-  ``test_predictions.jsonl`` (written after its test by ``python -m train reward|bleurt fit``, or for a run
-  trained before that file existed by ``python -m train reward|bleurt test --config <its config> --ckpt_path
-  <run>/ckpt/<best>.ckpt``): per test row the model's prediction, the label(s) and the scores of the shallow
-  learner, BLEU-4 and the trivial baselines on the same row, fitted on the same train rows by the training
-  command. The run must be what its command says (``learned_vs_shallow.run_command``: the sample config at its
-  seed; for ``--run-unseen`` plus exactly the rows override to the unseen-domain set).
+  ``test_predictions.jsonl`` (written after its test by ``python -m train fit``'s
+  ``train.callbacks.RatedTestReport``, or for a run trained before that file existed by ``python -m train test
+  --config <its configs> --ckpt_path <run>/ckpt/<best>.ckpt``): per test row the model's prediction, the
+  label(s) and the scores of the shallow learner, BLEU-4 and the trivial baselines on the same row, fitted on
+  the same train rows by the training command. The run must be what its command says
+  (``learned_vs_shallow.run_command``: the sample config at its seed; for ``--run-unseen`` with its
+  configs/unseen overlay, or plus exactly the rows override to the unseen-domain set).
 - ``--demo OUT`` / ``--demo-unseen OUT``: a ``python -m train demo`` folder: the tuned RaTEScore and the
   baselines per held-out Task 2 pair (``demo_predictions.jsonl``). A demo from before that file existed gives
   the figures and CIs of its ``demo_report.json`` (its own resamples) and no p-value.
@@ -73,8 +74,8 @@ P_DEFINITION = ("two-sided paired bootstrap: delta* = learned - shallow on the s
 # --- reading ------------------------------------------------------------------------------------------
 def read_lines(path: Path) -> list[dict]:
     if not path.is_file():
-        raise SystemExit(f"{path}: missing (a run gets it after its test: python -m train <task> test "
-                         "--config <its config> --ckpt_path <run>/ckpt/<best>.ckpt)")
+        raise SystemExit(f"{path}: missing (a run gets it after its test: python -m train test "
+                         "--config <its configs> --ckpt_path <run>/ckpt/<best>.ckpt)")
     out = []
     for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -251,6 +252,7 @@ def side_from_entries(metric: str, entries: list[dict], resamples: int, confiden
 
 
 def side_from_demo(out: Path, resamples: int, confidence: float, seed: int) -> dict:
+    from benchmarks.quality.learned_vs_shallow import UNSEEN_DEMO, same_configs
     from train.evaluation.baselines import TRIVIAL
 
     report_file = out / "demo_report.json"
@@ -261,8 +263,14 @@ def side_from_demo(out: Path, resamples: int, confidence: float, seed: int) -> d
     command = f"python -m train demo --out {_rel(out)}"
     for flag, key, default in (("--ner-config", "ner_config", "configs/ner/iob_sample.yaml"),
                                ("--tune-config", "tune_config", "configs/tune/sample.yaml")):
-        if report.get(key) and report[key] != default:  # the configs the demo ran with, as its report records them
-            command += f" {flag} {report[key]}"
+        # the configs the demo ran with, as its report records them (the files in order); a report written when
+        # an overlay named its base in itself gives an unseen overlay alone, run after its base now
+        given = report.get(key)
+        given = " ".join(given) if isinstance(given, list) else given
+        if given and same_configs(given, UNSEEN_DEMO[key]):
+            given = UNSEEN_DEMO[key]
+        if given and given != default:
+            command += f" {flag} {given}"
     path = out / "demo_predictions.jsonl"
     if path.is_file():
         lines = read_lines(path)

@@ -1,7 +1,7 @@
-"""The learned metrics beside the shallow learner, on their own test split (issue #29). SYNTHETIC data.
+"""The learned metrics beside the shallow learner, on their own test split. SYNTHETIC data.
 
-    .venv/bin/python -m benchmarks.quality.learned_vs_shallow --run er2score=checkpoints/reward_sample \\
-        --run clinical_bleurt=checkpoints/bleurt_sample --demo checkpoints/demo \\
+    .venv/bin/python -m benchmarks.quality.learned_vs_shallow --run er2score=checkpoints/reward/sample \\
+        --run clinical_bleurt=checkpoints/bleurt/sample --demo checkpoints/demo \\
         --run-unseen er2score=checkpoints/unseen/reward_seed42 --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42
 
 Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
@@ -11,21 +11,23 @@ Writes (merges into) ``benchmarks/results/learned_vs_shallow.json``::
                              "set_unseen": ..., "test_unseen": {...}, "shallow_test_unseen": {...},
                              "command_unseen": "..."}}}
 
-- ``--run METRIC=RUN``: a training run folder of ``python -m train reward|bleurt fit``. Its
-  ``test_metrics.json`` holds the model's test figures and, beside them, the shallow learner's on the
-  same rows (``test/baseline/shallow_ridge/<statistic>``: ridge on diff n-grams and counts, or a logistic
-  regression on the candidates' difference for pair accuracy, fitted on the train rows of the same
-  set by the training command itself, :mod:`train.evaluation.baselines`). The seed is the run's
-  ``seed_everything`` (its resolved ``logs/version_N/config.yaml``); the set is its rows file. A run
-  that differs from the sample config in a setting the config states (or trained on a share of the
-  rows) is refused, naming the settings: the ``command`` written would not reproduce it.
+- ``--run METRIC=RUN``: a training run folder of ``python -m train fit --config configs/reward/sample.yaml``
+  (or ``configs/bleurt/sample.yaml``). Its ``test_metrics.json`` holds the model's test figures and, beside
+  them, the shallow learner's on the same rows (``test/baseline/shallow_ridge/<statistic>``: ridge on diff
+  n-grams and counts, or a logistic regression on the candidates' difference for pair accuracy, fitted on the
+  train rows of the same set by the training command's ``train.callbacks.RatedTestReport``,
+  :mod:`train.evaluation.beside`). The seed is the run's ``seed_everything`` (its resolved
+  ``logs/version_N/config.yaml``); the set is its rows file. A run that differs from the sample config in a
+  setting (or trained on a share of the rows) is refused, naming the settings: the ``command`` written would
+  not reproduce it.
 - ``--run-unseen METRIC=RUN``: a run trained on the unseen-domain sets (``data/samples/split_unseen.json``:
   its test side holds every report of the held-out anatomies; sets made by ``python -m data synth --split
   data/samples/split_unseen.json --out checkpoints/synthetic_unseen``). Read as ``--run`` reads, into
   ``test_unseen``, ``shallow_test_unseen``, ``set_unseen`` and ``command_unseen`` of the same metric and
-  seed. Its config must be the sample config except for exactly one setting, the rows override that
-  points at the unseen-domain set (:data:`UNSEEN_ROWS`; ``--data.rows`` for ER²Score,
-  ``--data.train_path`` for ClinicalBLEURT), which the command written carries.
+  seed. It is either a run of the sample config with its ``configs/unseen`` overlay (:data:`UNSEEN_CONFIGS`),
+  or of the sample config except for exactly one setting, the rows override that points at the
+  unseen-domain set (:data:`UNSEEN_ROWS`; ``--data.rows`` for ER²Score, ``--data.train_path`` for
+  ClinicalBLEURT); the command written names the overlay or carries that override.
 - ``--demo OUT``: a ``python -m train demo`` folder (``make demo``: ``checkpoints/demo``); its
   ``demo_report.json`` gives the tuned RaTEScore and the shallow learner (fitted on the search's
   train pairs) on the held-out pairs: Kendall, Pearson and the Task 3 triad accuracy.
@@ -37,12 +39,13 @@ command printed, so the ``command`` field reproduces it.
   on the sets the sample configs name (``configs/reward/sample.yaml``, ``configs/bleurt/sample.yaml``,
   ``configs/tune/sample.yaml``; their folder, default ``checkpoints/synthetic``, is generated with
   ``data.synth``'s default seed and sizes when missing or stale, or ``--synthetic DIR``), with the same code
-  the training and demo commands run (the data modules' ``baseline_metrics``, ``train.demo.shallow_scores``).
-  It replaces ``shallow_test`` of every entry already in the JSON and records ``shallow_learner`` (its
-  version, :data:`train.evaluation.baselines.SHALLOW_VERSION`, and the values it chose on validation)
-  with ``shallow_command`` and ``shallow_set`` (the sets' seed and generator fingerprint); the learned
-  figures are left as they are. With ``--unseen``: the same on the unseen-domain sets (default
-  ``checkpoints/synthetic_unseen``, which must hold this generator's seed-0 default sets on
+  the training and demo commands run (the data modules' ``rated_split`` and
+  :func:`train.evaluation.beside.split_baselines`, as ``RatedTestReport`` calls them;
+  ``train.demo.shallow_scores``). It replaces ``shallow_test`` of every entry already in the JSON and
+  records ``shallow_learner`` (its version, :data:`train.evaluation.baselines.SHALLOW_VERSION`, and the
+  values it chose on validation) with ``shallow_command`` and ``shallow_set`` (the sets' seed and generator
+  fingerprint); the learned figures are left as they are. With ``--unseen``: the same on the unseen-domain
+  sets (default ``checkpoints/synthetic_unseen``, which must hold this generator's seed-0 default sets on
   ``data/samples/split_unseen.json``; never generated here), read through the ``configs/unseen`` overlays,
   into ``shallow_test_unseen``, ``shallow_learner_unseen``, ``shallow_command_unseen`` and ``shallow_set_unseen``.
 """
@@ -59,14 +62,16 @@ OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
 SHALLOW = "shallow_ridge"
 #: test_metrics.json statistic -> the JSON's name
 STATISTICS = {"pair_acc": "pair_accuracy", "kendall": "kendall", "pearson": "pearson"}
-TASKS = {"er2score": ("reward", "configs/reward/sample.yaml"), "clinical_bleurt": ("bleurt", "configs/bleurt/sample.yaml")}
+#: metric -> its sample config
+TASKS = {"er2score": "configs/reward/sample.yaml", "clinical_bleurt": "configs/bleurt/sample.yaml"}
 #: the unseen-domain sets (``python -m data synth --split data/samples/split_unseen.json --out
-#: checkpoints/synthetic_unseen``): the one setting a ``--run-unseen`` run may set otherwise than its config
+#: checkpoints/synthetic_unseen``): the one setting a ``--run-unseen`` run may set otherwise than its config,
+#: as the command line writes it
 UNSEEN_ROWS = {"er2score": ("data.rows", "checkpoints/synthetic_unseen/synthetic_er2/radcliq_synthetic.jsonl"),
                "clinical_bleurt": ("data.train_path",
                                    "checkpoints/synthetic_unseen/synthetic_bleurt/clinical_bleurt_synthetic.jsonl")}
-#: the overlays of the sample configs that train on those sets (configs/unseen/README.md): a run of one of them,
-#: unchanged, is an unseen-domain run too, and its command names the overlay
+#: the overlays of the sample configs that train on those sets (configs/unseen/README.md), run after the sample
+#: config: a run of the two, unchanged, is an unseen-domain run too, and its command names both
 UNSEEN_CONFIGS = {"er2score": "configs/unseen/reward.yaml", "clinical_bleurt": "configs/unseen/bleurt.yaml"}
 
 
@@ -78,7 +83,7 @@ def _resolved_config(run: Path) -> dict:
 
     found = RunFolder(run).training_config
     if found is None:
-        raise SystemExit(f"{run}: no logs/version_*/config.yaml (not a finished `python -m train ... fit` run?)")
+        raise SystemExit(f"{run}: no logs/version_*/config.yaml (not a finished `python -m train fit` run?)")
     return yaml.safe_load(found.read_text(encoding="utf-8")) or {}
 
 
@@ -86,64 +91,103 @@ def _same_file(a, b: str) -> bool:
     return a is not None and (ROOT / str(a)).resolve() == (ROOT / b).resolve()
 
 
+def setting(cfg: dict, key: str):
+    """A resolved config's value of a setting named as on the command line (``data.rows`` is
+    ``data.init_args.rows``), or None."""
+    from train.ablations.runs import flatten, override_key
+
+    return flatten(cfg).get(override_key(f"--{key}"))
+
+
 def unseen_rows_check(metric: str, cfg: dict) -> str | None:
     """``None`` when the run's rows setting points at the unseen-domain set of ``metric``
     (:data:`UNSEEN_ROWS`), else why not."""
     key, want = UNSEEN_ROWS[metric]
-    section, _, name = key.partition(".")
-    have = (cfg.get(section) or {}).get(name)
+    have = setting(cfg, key)
     if _same_file(have, want):
         return None
     return f"{key}: run has {have!r}, an unseen-domain run has {want!r}"
 
 
-def differences_from_config(cfg: dict, config: str, seed, overrides: tuple[str, ...] = ()) -> list[str]:
-    """What a run's resolved config sets otherwise than ``config`` at ``seed`` with ``overrides``
-    (``--key=value``; the settings the config states, as ``python -m train ablations`` compares them,
-    and the training share)."""
-    from train.ablations.runs import describe_differences, run_differs_from_config
+def filled_in_by_the_cli(cfg: dict) -> dict:
+    """The settings the training CLI fills in when a run starts where its configs leave them unset: the
+    checkpoint's monitored key and mode, named by the model's class. A run's saved config holds them; the
+    config resolved outside a run (:func:`train.lightning.cli.resolve`) does not."""
+    from train.lightning.cli import model_class
 
-    out = describe_differences(run_differs_from_config(str(ROOT / config), cfg,
-                                                       (f"--seed_everything={seed}", *overrides)))
-    fraction = (cfg.get("data") or {}).get("train_fraction")
-    if fraction not in (None, 1, 1.0):
-        out.append(f"data.train_fraction: run has {fraction!r}, config says 1")
-    return out
+    try:
+        module = model_class(cfg)
+    except (ImportError, AttributeError):
+        return {}
+    if module is None or not hasattr(module, "monitor"):
+        return {}
+    return {"checkpoint.monitor": module.monitor, "checkpoint.mode": module.monitor_mode}
+
+
+def run_config_differences(configs, cfg: dict, overrides=()) -> dict:
+    """``{key: (run's value, wanted)}``: what a run's resolved config sets otherwise than ``configs`` (paths
+    under the repository, in order) with ``overrides`` resolve to (:func:`train.ablations.runs.run_differences`,
+    as ``python -m train ablations`` compares a run), less what the CLI filled in at the run's start where the
+    configs leave it unset (:func:`filled_in_by_the_cli`)."""
+    from train.ablations.runs import run_differences, stated_config
+
+    paths = [str(ROOT / c) for c in configs]
+    differing = run_differences(paths, cfg, tuple(overrides))
+    filled = filled_in_by_the_cli(cfg)
+    stated = stated_config(paths, tuple(overrides)) if filled else {}
+    return {k: v for k, v in differing.items() if not (k in filled and k not in stated and v[0] == filled[k])}
+
+
+def differences_from_config(cfg: dict, configs, seed, overrides: tuple[str, ...] = ()) -> list[str]:
+    """What a run's resolved config sets otherwise than ``configs`` (a path or paths in order) at ``seed``
+    with ``overrides`` (``--key=value``): :func:`run_config_differences`, and the training share."""
+    from train.ablations.runs import describe_differences
+    from train.lightning.configs import init_args
+
+    configs = [configs] if isinstance(configs, (str, Path)) else list(configs)
+    differing = run_config_differences(configs, cfg, (f"--seed_everything={seed}", *overrides))
+    fraction = init_args(cfg, "data").get("train_fraction")
+    if "data.init_args.train_fraction" not in differing and fraction not in (None, 1, 1.0):
+        differing["data.init_args.train_fraction"] = (fraction, 1.0)
+    return describe_differences(differing)
+
+
+def fit_command(configs, seed, run: Path, overrides=()) -> str:
+    """``python -m train fit --config … --seed_everything S [overrides] --run_dir R``."""
+    where = run.relative_to(ROOT) if run.is_relative_to(ROOT) else run
+    return " ".join(["python -m train fit", *(f"--config {c}" for c in configs), f"--seed_everything {seed}",
+                     *overrides, f"--run_dir {where}"])
 
 
 def run_command(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, str, dict]:
     """``(seed, the training command that reproduces the run, its resolved config)``; a run that
     differs from ``config`` (default: the metric's sample config) is refused, naming the settings.
-    With ``unseen`` the run must have been trained on the unseen-domain set (:data:`UNSEEN_ROWS`),
-    and that override (only that one) is accepted and written into the command."""
+    With ``unseen`` the run must have been trained on the unseen-domain set (:data:`UNSEEN_ROWS`):
+    a run of the sample config and its overlay (:data:`UNSEEN_CONFIGS`) gets a command naming both,
+    else the rows override (only that one) is accepted and written into the command."""
     if metric not in TASKS:
         raise SystemExit(f"--run{'-unseen' if unseen else ''} {metric}=...: expected one of {sorted(TASKS)}")
     cfg = _resolved_config(run)
     seed = cfg.get("seed_everything")
-    task, default_config = TASKS[metric]
+    default_config = TASKS[metric]
     config = config or default_config
     overrides: tuple[str, ...] = ()
     if unseen:
         why = unseen_rows_check(metric, cfg)
         if why is not None:
             raise SystemExit(f"{run}: given as an unseen-domain run but not trained on the unseen-domain set: {why}")
-        overlay = UNSEEN_CONFIGS[metric]
-        if config == default_config and not differences_from_config(cfg, overlay, seed):
-            command = (f"python -m train {task} fit --config {overlay} --seed_everything {seed} "
-                       f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
-            return str(seed), command, cfg
-        key, want = UNSEEN_ROWS[metric]
-        section, _, name = key.partition(".")
-        overrides = (f"--{key}={cfg[section][name]}",)
+        overlaid = (default_config, UNSEEN_CONFIGS[metric])
+        if config == default_config and not differences_from_config(cfg, overlaid, seed):
+            return str(seed), fit_command(overlaid, seed, run), cfg
+        key, _ = UNSEEN_ROWS[metric]
+        overrides = (f"--{key}={setting(cfg, key)}",)
     differences = differences_from_config(cfg, config, seed, overrides)
     if differences:
         extra = f" with {UNSEEN_ROWS[metric][0]} on the unseen-domain set" if unseen else ""
         raise SystemExit(f"{run}: not {config}{extra} at seed {seed}, so the command written for it would "
                          f"not reproduce it: {'; '.join(differences)}")
-    rows = f" --{UNSEEN_ROWS[metric][0]} {UNSEEN_ROWS[metric][1]}" if unseen else ""
-    command = (f"python -m train {task} fit --config {config} --seed_everything {seed}{rows} "
-               f"--run_dir {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}")
-    return str(seed), command, cfg
+    rows = (f"--{UNSEEN_ROWS[metric][0]}={UNSEEN_ROWS[metric][1]}",) if unseen else ()
+    return str(seed), fit_command((config,), seed, run, rows), cfg
 
 
 def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = False) -> tuple[str, dict]:
@@ -162,7 +206,9 @@ def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = F
                if f"test/baseline/{SHALLOW}/{key}" in metrics}
     if not test or not shallow:
         raise SystemExit(f"{metrics_file}: no test figures or no shallow-learner figures beside them")
-    data = cfg.get("data") or {}
+    from train.lightning.configs import init_args
+
+    data = init_args(cfg, "data")
     rows = data.get("rows") or data.get("train_path") or "?"
     made = ROOT / rows if rows != "?" else None
     info = made.parent.parent / "generator_synthetic.json" if made is not None else None
@@ -177,9 +223,21 @@ def from_run(metric: str, run: Path, config: str | None = None, unseen: bool = F
                   "command": command}
 
 
-#: the demo's configs on the unseen-domain sets (configs/unseen/README.md)
-UNSEEN_DEMO = {"ner_config": "configs/unseen/ner.yaml",
-               "tune_config": "configs/tune/sample.yaml configs/unseen/tune.yaml"}  # composed in order
+#: the demo's configs on the unseen-domain sets (configs/unseen/README.md), as ``--ner-config`` and
+#: ``--tune-config`` take them and the demo report records them: the sample config, then its overlay
+UNSEEN_DEMO = {"ner_config": "configs/ner/iob_sample.yaml configs/unseen/ner.yaml",
+               "tune_config": "configs/tune/sample.yaml configs/unseen/tune.yaml"}
+
+
+def same_configs(have, want: str) -> bool:
+    """Whether a demo report's config entry names the files ``want`` names, in order. A report that
+    gives the overlay alone is accepted for its base and itself: that is how a demo recorded it when
+    the overlay named its base in itself."""
+    want_files = want.split()
+    have_files = have.split() if isinstance(have, str) else list(have or [])
+    if len(have_files) == 1 and len(want_files) > 1 and _same_file(have_files[0], want_files[-1]):
+        return True
+    return len(have_files) == len(want_files) and all(_same_file(a, b) for a, b in zip(have_files, want_files))
 
 
 def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
@@ -191,7 +249,7 @@ def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
     report = json.loads(report_file.read_text())
     rows = report["metrics"]
     if SHALLOW not in rows:
-        raise SystemExit(f"{report_file}: no shallow-learner row (a demo from before issue #29)")
+        raise SystemExit(f"{report_file}: no shallow-learner row (a demo made before the demo scored the shallow learner)")
 
     def figures(name):
         r = rows[name]
@@ -200,15 +258,15 @@ def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
     seed = f"sampler_seed {report.get('tune_seed', '?')}"
     where = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     if unseen:
-        wrong = {k: report.get(k) for k, want in UNSEEN_DEMO.items() if not _same_file(report.get(k), want)}
+        wrong = {k: report.get(k) for k, want in UNSEEN_DEMO.items() if not same_configs(report.get(k), want)}
         if wrong:
             raise SystemExit(f"{report_file}: given as an unseen-domain demo but made with {wrong} "
                              f"(expected {UNSEEN_DEMO}; configs/unseen/README.md)")
         return seed, {"set_unseen": f"SYNTHETIC unseen-domain Task 2 held-out pairs ({report['held_out']['pairs']}; "
                                     f"data/samples/split_unseen.json) and {report['triads']} Task 3 triads",
                       "test_unseen": figures("ratescore_tuned"), "shallow_test_unseen": figures(SHALLOW),
-                      "command_unseen": f"python -m train demo --out {where} --ner-config {UNSEEN_DEMO['ner_config']} "
-                                        f"--tune-config {UNSEEN_DEMO['tune_config']}"}
+                      "command_unseen": f"python -m train demo --out {where} --ner-config "
+                                        f"{UNSEEN_DEMO['ner_config']} --tune-config {UNSEEN_DEMO['tune_config']}"}
     return seed, {"set": f"SYNTHETIC Task 2 held-out pairs ({report['held_out']['pairs']}) and "
                          f"{report['triads']} Task 3 triads", "test": figures("ratescore_tuned"),
                   "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {where}"}
@@ -242,11 +300,11 @@ def shallow_only(folder: Path | None, unseen: bool = False) -> dict[str, tuple[d
 
     from data.ratings import pair_er2_rows
     from data.synth.generate import generate_default
-    from train.bleurt.data import BleurtDataModule
     from train.demo import held_out, shallow_scores
+    from train.evaluation.beside import split_baselines
     from train.evaluation.metaeval import agreement, triad_accuracy
-    from train.lightning.configs import load_config as resolve_config
-    from train.reward.data import RewardDataModule
+    from train.lightning.cli import resolve
+    from train.lightning.module import datamodule_from_run_config
     from train.tune.config import load_config
 
     folder = folder or ROOT / "checkpoints" / "synthetic"
@@ -256,21 +314,30 @@ def shallow_only(folder: Path | None, unseen: bool = False) -> dict[str, tuple[d
         generate_default(folder)  # nothing when the default sets of this generator are there
     out = {}
 
-    data = dict(resolve_config(ROOT / TASKS["er2score"][1])["data"])
-    data["rows"] = str(folder / "synthetic_er2" / "radcliq_synthetic.jsonl")
-    dm = RewardDataModule(**data)
-    rows = dm.split_rows()
+    def datamodule(metric: str, *overrides: str):
+        """The data module a training run of the metric's sample config (and its unseen overlay) builds,
+        on the sets in ``folder``."""
+        configs = [ROOT / TASKS[metric], *([ROOT / UNSEEN_CONFIGS[metric]] if unseen else [])]
+        return datamodule_from_run_config(resolve(*configs, args=overrides))
+
+    def beside(dm) -> dict:
+        """The shallow learner's row of the test report the training command logs beside the model
+        (``train.callbacks.RatedTestReport``)."""
+        return split_baselines(dm.rated_split("train"), dm.rated_split("test")).metrics[SHALLOW]
+
+    dm = datamodule("er2score", f"--data.rows={folder / 'synthetic_er2' / 'radcliq_synthetic.jsonl'}")
+    rows = dm.split_rows()  # the pairs as setup() makes them, without tokenising every prompt
     dm.pairs = {s: pair_er2_rows(rows[s], {dm.system.name: dm.system})[0] for s in ("train", "test")}
-    table = dm.baseline_metrics("test")[SHALLOW]  # what the training command logs beside the model
+    table = beside(dm)
     keys = ("alpha", "char_weight", "count_weight")
     out["er2score"] = ({"pair_accuracy": table["pair_acc"], "kendall": table["kendall"]},
                        {"pair_accuracy": _shallow_record({k: table[f"pair_{k}"] for k in keys},
                                                          "pair accuracy (logistic on the pair difference)"),
                         "kendall": _shallow_record({k: table[k] for k in keys}, "Kendall (ridge on the totals)")})
 
-    data = dict(resolve_config(ROOT / TASKS["clinical_bleurt"][1])["data"])
-    data.update(train_path=str(folder / "synthetic_bleurt" / "clinical_bleurt_synthetic.jsonl"), generate_synthetic=False)
-    table = BleurtDataModule(**data).baseline_metrics("test")[SHALLOW]
+    table = beside(datamodule("clinical_bleurt",
+                              f"--data.train_path={folder / 'synthetic_bleurt' / 'clinical_bleurt_synthetic.jsonl'}",
+                              "--data.generate_synthetic=false"))
     out["clinical_bleurt"] = ({"kendall": table["kendall"], "pearson": table["pearson"]},
                               _shallow_record({k: table[k] for k in keys}, "Pearson and Kendall (ridge on the ratings)"))
 

@@ -1,21 +1,22 @@
-"""Learning curve of a learned metric beside the shallow learner, on VALIDATION figures (issue #29).
+"""Learning curve of a learned metric beside the shallow learner, on VALIDATION figures.
 SYNTHETIC data: the sample profile's sets, never the papers' benchmarks.
 
     .venv/bin/python -m benchmarks.quality.learning_curve er2score --seed 42 --fractions 0.25 0.5 \\
-        --existing 1=checkpoints/reward_sample
+        --existing 1=checkpoints/reward/sample
     .venv/bin/python -m benchmarks.quality.learning_curve clinical_bleurt --seed 42 --fractions 0.25 0.5 \\
-        --existing 1=checkpoints/bleurt_sample
+        --existing 1=checkpoints/bleurt/sample
 
 For each training share F (``data.train_fraction``: a seeded share of the training split's reference
 groups; validation and test stay whole) the sample config is trained with
-``python -m train reward|bleurt fit --config C --seed_everything S --data.train_fraction F
+``python -m train fit --config C --seed_everything S --data.train_fraction F
 --run_dir checkpoints/curve/<metric>_f<F>_seed<S>``, unless that folder holds a finished run
 (``test_metrics.json``); a killed run goes on from its ``ckpt/last.ckpt``. ``--existing F=RUN`` names a
 finished run of the same config (F 1: the sample run itself) instead of training one.
 
 From each run it reads the validation figures after every epoch (``logs/version_*/metrics.csv``) and
-fits the shallow learner (:mod:`train.evaluation.baselines`: ridge on diff n-grams and counts; a logistic pair
-model for pair accuracy) on the run's own training rows, scored on the same validation rows. The
+fits the shallow learner (:func:`train.evaluation.beside.split_baselines` on the data module's rated splits, as
+the training command's test report does: ridge on diff n-grams and counts; a logistic pair model for pair
+accuracy) on the run's own training rows, scored on the same validation rows. The
 test split is not read here: configurations are chosen on validation figures, and a run's test
 figures belong to ``benchmarks/quality/learned_vs_shallow.py``.
 
@@ -50,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
-#: metric -> (train task, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)
+#: metric -> (its configs' folder, sample config, statistics {csv / baseline name: JSON name}, the checkpoint monitor)
 METRICS = {
     "er2score": ("reward", "configs/reward/sample.yaml", {"pair_acc": "pair_accuracy", "kendall": "kendall"},
                  "pair_acc"),
@@ -69,7 +70,7 @@ def resolved_config(run: Path) -> dict:
     cfg = saved_config(run)
     if cfg is None:
         raise SystemExit(f"{run}: no saved config (export/training_config.yaml or logs/version_*/config.yaml; "
-                         "not a `python -m train ... fit` run)")
+                         "not a `python -m train fit` run)")
     return cfg
 
 
@@ -89,29 +90,29 @@ def val_by_epoch(run: Path, stats: dict[str, str]) -> list[dict]:
     return [by_epoch[e] for e in sorted(by_epoch)]
 
 
-def datamodule_class(metric: str):
-    if METRICS[metric][0] == "reward":
-        from train.reward.data import RewardDataModule
-
-        return RewardDataModule
-    from train.bleurt.data import BleurtDataModule
-
-    return BleurtDataModule
-
-
 def datamodule(metric: str, cfg: dict):
-    """The run's data module, built from its resolved config."""
+    """The run's data module, built from its resolved config (its ``data.class_path``)."""
     from train.lightning.module import datamodule_from_run_config
 
-    dm = datamodule_from_run_config(datamodule_class(metric), cfg)
+    dm = datamodule_from_run_config(cfg)
     if METRICS[metric][0] == "reward":
         dm.setup("fit")
     return dm
 
 
+def shallow_on_val(dm) -> dict:
+    """The shallow learner fitted on the data module's training rows, measured on its validation rows, with
+    the values it chose (:func:`train.evaluation.beside.split_baselines`, as the test report fits it)."""
+    from train.evaluation.beside import split_baselines
+
+    return split_baselines(dm.rated_split("train"), dm.rated_split("val")).metrics[SHALLOW]
+
+
 def curve_point(metric: str, run: Path, command: str) -> dict:
     """One point of the curve: the run's validation figures and the shallow learner's, fitted on the
     run's training rows."""
+    from train.lightning.configs import init_args
+
     _, _, stats, monitor = METRICS[metric]
     cfg = resolved_config(run)
     epochs = val_by_epoch(run, stats)
@@ -126,10 +127,10 @@ def curve_point(metric: str, run: Path, command: str) -> dict:
         splits = dm.read_splits()
         groups = {p.group for p in splits["train"]}
         n_train, n_val = len(splits["train"]), len(splits["val"])
-    table = dm.baseline_metrics("val")[SHALLOW]
+    table = shallow_on_val(dm)
     shallow = {name: float(table[key]) for key, name in stats.items()}
     val = {name: best[name] for name in stats.values()}
-    return {"fraction": float((cfg.get("data") or {}).get("train_fraction") or 1.0),
+    return {"fraction": float(init_args(cfg, "data").get("train_fraction") or 1.0),
             "max_epochs": (cfg.get("trainer") or {}).get("max_epochs"),
             "train_rows": n_train, "train_groups": len(groups), "val_rows": n_val, "epochs": epochs,
             "best_epoch": best["epoch"], "val": val, "shallow_val": shallow,
@@ -189,28 +190,32 @@ def retrend(entry: dict) -> dict[str, dict]:
     return measured
 
 
-def point_config(point: dict) -> dict:
-    """The training config a point's command names, loaded, with the point's share and its further fit
-    arguments (``--data.X=V`` / ``--model.init_args.X=V``) set: what its data module is built from when
-    its run folder is gone."""
+def command_configs(command: str) -> list[str]:
+    """The configs a fit command names (every ``--config``, in order). A command recorded with the task word
+    (``python -m train reward fit --config C``) names them the same way; one that names a paper overlay alone
+    (its base named in the overlay then) gets its base first (:func:`train.lightning.configs.config_chain`)."""
     import shlex
 
-    import yaml
+    from train.lightning.configs import config_chain
 
-    words = shlex.split(point["command"])
-    config = words[words.index("--config") + 1]
-    cfg = yaml.safe_load((ROOT / config).read_text()) or {}
-    cfg.setdefault("data", {})["train_fraction"] = point["fraction"]
-    for arg in point.get("fit_arguments", []):
-        key, _, value = arg[2:].partition("=")
-        node, *path = key.split(".")
-        if node not in ("data", "model"):
-            continue  # trainer and optimiser settings do not change the rows
-        here = cfg.setdefault(node, {})
-        for part in path[:-1]:
-            here = here.setdefault(part, {})
-        here[path[-1]] = yaml.safe_load(value)
-    return cfg
+    words = shlex.split(command)
+    configs = [words[k + 1] for k, w in enumerate(words[:-1]) if w == "--config"]
+    configs += [w.split("=", 1)[1] for w in words if w.startswith("--config=")]
+    if not configs:
+        raise SystemExit(f"{command!r}: names no --config")
+    first = ROOT / configs[0]
+    return [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+            for p in config_chain(first)[:-1]] + configs
+
+
+def point_config(point: dict) -> dict:
+    """The config a point's run used, resolved by the training CLI from the configs its command names, with
+    the point's share and its further fit arguments (``--data.X=V`` / ``--model.init_args.X=V``): what its
+    data module is built from when its run folder is gone."""
+    from train.lightning.cli import resolve
+
+    configs = [ROOT / c for c in command_configs(point["command"])]
+    return resolve(*configs, args=(f"--data.train_fraction={point['fraction']}", *point.get("fit_arguments", [])))
 
 
 def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
@@ -219,6 +224,9 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
     values it chose, the gap and the trends again. Points measured with an earlier shallow learner (v1:
     diff tokens only, no ``shallow_chosen``) keep its figures under ``shallow_val_v1``. Returns the lines
     printed."""
+    from train.lightning.cli import LINKED
+    from train.lightning.configs import init_args
+
     data = json.loads(out.read_text())
     cache: dict[str, tuple[dict, dict]] = {}
     lines = []
@@ -227,13 +235,12 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
         for seed, entry in sorted(data.get(metric, {}).items()):
             for key, point in share_points(entry).items():
                 cfg = point_config(point)
-                init = (cfg.get("model") or {}).get("init_args") or {}
-                linked = {k: init.get(k) for k in datamodule_class(metric).linked_from_model}
+                linked = {k: init_args(cfg, "model").get(k) for k in LINKED}
                 dm_key = json.dumps([cfg.get("data"), linked], sort_keys=True)  # the rows and how they are read
                 if dm_key not in cache:
                     print(f"{metric} seed {seed} {key}: fitting the shallow learner on the point's training rows",
                           flush=True)
-                    table = datamodule(metric, cfg).baseline_metrics("val")[SHALLOW]
+                    table = shallow_on_val(datamodule(metric, cfg))
                     shallow = {name: float(table[k]) for k, name in stats.items()}
                     chosen = {k: v for k, v in table.items() if k not in stats}
                     cache[dm_key] = (shallow, chosen)
@@ -252,9 +259,9 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
 
 
 def config_epochs(config: str) -> int | None:
-    import yaml
+    from train.lightning.configs import config_chain, read_configs
 
-    return ((yaml.safe_load((ROOT / config).read_text()) or {}).get("trainer") or {}).get("max_epochs")
+    return (read_configs(*config_chain(ROOT / config)).get("trainer") or {}).get("max_epochs")
 
 
 def point_key(fraction: float, max_epochs, default_epochs, tag: str | None = None) -> str:
@@ -270,33 +277,36 @@ def on_trend(key: str) -> bool:
     return "x" not in key and "+" not in key
 
 
-def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs, extra: tuple = (),
-                     task: str | None = None) -> list[str]:
-    """The fit arguments (``--key=value``) by which a run's resolved config differs from ``config`` at
-    its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each): the
-    settings the config and ``extra`` state (as ``python -m train ablations`` compares them)."""
-    from train.ablations.runs import NOT_SET, run_differs_from_config
+def further_settings(cfg: dict, config: str, seed: int, fraction: float, epochs, extra: tuple = ()) -> list[str]:
+    """The fit arguments (``--key=value``) by which a run's resolved config differs from what ``config`` at
+    its seed, share and epochs (and the further fit arguments ``extra``, ``--key=value`` each) resolves to
+    through the training CLI, as ``python -m train ablations`` compares a run
+    (``run_config_differences`` of :mod:`benchmarks.quality.learned_vs_shallow`). A data setting the model gives
+    its data module (:data:`train.lightning.cli.LINKED`) is named once, in the model."""
+    from benchmarks.quality.learned_vs_shallow import run_config_differences
+    from train.ablations.runs import NOT_SET
+    from train.lightning.cli import LINKED
 
     overrides = (*extra, f"--seed_everything={seed}",
                  *([f"--data.train_fraction={fraction_key(fraction)}"] if fraction != 1 else []),
                  *([f"--trainer.max_epochs={epochs}"] if epochs is not None else []))
-    differing = run_differs_from_config(str(ROOT / config), cfg, overrides, task=task)
+    differing = run_config_differences((config,), cfg, overrides)
     unset = [k for k, (have, _) in differing.items() if have is NOT_SET]
     if unset:
         raise SystemExit(f"{config}: states {unset}, which the run's config lacks: not a run of this config")
-    return [f"--{key}={have}" for key, (have, _) in differing.items()]
+    linked = {f"data.init_args.{k}" for k in LINKED if f"model.init_args.{k}" in differing}
+    return [f"--{key}={have}" for key, (have, _) in differing.items() if key not in linked]
 
 
 def train_run(metric: str, config: str, seed: int, fraction: float, run: Path, extra: list[str],
               epochs: int | None = None) -> str:
-    task = METRICS[metric][0]
-    args = ["-m", "train", task, "fit", "--config", config, "--seed_everything", str(seed),
+    args = ["-m", "train", "fit", "--config", config, "--seed_everything", str(seed),
             "--data.train_fraction", fraction_key(fraction), "--run_dir", str(run.relative_to(ROOT) if run.is_relative_to(ROOT) else run),
             *(["--trainer.max_epochs", str(epochs)] if epochs else []), *extra]
     command = "python " + " ".join(args)
     if (run / "test_metrics.json").is_file():  # reused only where it is this run
         cfg = resolved_config(run)
-        other = further_settings(cfg, config, seed, fraction, epochs or config_epochs(config), tuple(extra), task)
+        other = further_settings(cfg, config, seed, fraction, epochs or config_epochs(config), tuple(extra))
         if cfg.get("seed_everything") != seed:
             other.append(f"--seed_everything={cfg.get('seed_everything')}")
         if other:
@@ -360,7 +370,9 @@ def main(argv=None) -> None:
         p.error(f"further fit arguments {args.extra}: give each as --key=value")
     if args.tag and not all(c.isalnum() or c in "-_." for c in args.tag):
         p.error(f"--tag {args.tag!r}: letters, digits, '-', '_' and '.' only (it names a folder)")
-    task, default_config, *_ = METRICS[args.metric]
+    from train.lightning.configs import init_args
+
+    _, default_config, *_ = METRICS[args.metric]
     config = args.config or default_config
     default_epochs = config_epochs(config)
     points = {}
@@ -371,16 +383,16 @@ def main(argv=None) -> None:
         if cfg.get("seed_everything") != args.seed:
             raise SystemExit(f"--existing {item}: the run's seed_everything is {cfg.get('seed_everything')}, "
                              f"not --seed {args.seed}")
-        frac = float(((cfg.get("data") or {}).get("train_fraction")) or 1.0)
+        frac = float(init_args(cfg, "data").get("train_fraction") or 1.0)
         if abs(frac - float(f)) > 1e-9:
             raise SystemExit(f"--existing {item}: the run trained on train_fraction {frac}, not {f}")
         rel = run_path.relative_to(ROOT) if run_path.is_relative_to(ROOT) else run_path
         epochs = (cfg.get("trainer") or {}).get("max_epochs")
-        further = further_settings(cfg, config, args.seed, frac, epochs, task=task)
+        further = further_settings(cfg, config, args.seed, frac, epochs)
         if further and not args.tag:
             raise SystemExit(f"--existing {item}: the run differs from {config} in {', '.join(further)}: "
                              "give --tag NAME (its point is another setting, not the config's)")
-        command = (f"python -m train {task} fit --config {config} --seed_everything {args.seed}"
+        command = (f"python -m train fit --config {config} --seed_everything {args.seed}"
                    + (f" --data.train_fraction {fraction_key(frac)}" if frac != 1 else "")
                    + (f" --trainer.max_epochs {epochs}" if epochs != default_epochs else "")
                    + "".join(f" {o}" for o in further) + f" --run_dir {rel}")

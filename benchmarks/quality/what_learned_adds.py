@@ -1,7 +1,7 @@
-"""What does a learned metric add to the shallow learner's inputs (issue #46)? VALIDATION rows only; SYNTHETIC data.
+"""What does a learned metric add to the shallow learner's inputs? VALIDATION rows only; SYNTHETIC data.
 
     .venv/bin/python -m benchmarks.quality.what_learned_adds \\
-        --run er2score=checkpoints/reward_sample:checkpoints/synthetic \\
+        --run er2score=checkpoints/reward/sample:checkpoints/synthetic \\
         --run er2score=checkpoints/unseen/reward_seed42:checkpoints/synthetic_unseen \\
         --run clinical_bleurt=checkpoints/unseen/bleurt_seed42:checkpoints/synthetic_unseen
 
@@ -14,8 +14,8 @@ higher-is-better target (ER²: the RadCliQ total, sign-flipped; ClinicalBLEURT: 
 - ``shallow``: the shallow learner (:class:`train.evaluation.baselines.ShallowLearner`, its values chosen on a
   validation part of the train rows) fitted on the train rows;
 - ``counts``: a ridge regression on the standardised :data:`~train.evaluation.baselines.COUNT_FEATURES` (the 22
-  untrained counts), its penalty chosen by grouped cross-validation on the train rows, fitted on them (a head fed
-  those counts was proposed in session 45; stacked with the learned score below, this measures their linear
+  untrained counts), its penalty chosen by grouped cross-validation on the train rows, fitted on them (what a
+  head fed those counts could add; stacked with the learned score below, this measures their linear
   combination after training, not joint training);
 - ``frozen_edit``: a ridge regression on the packaged MiniLM's frozen mean-pooled embeddings of the deleted and
   of the inserted text (:func:`~train.evaluation.baselines.diff_texts`) plus the counts, fitted as ``counts``:

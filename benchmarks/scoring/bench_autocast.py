@@ -1,6 +1,6 @@
 """What bf16 autocast costs RaTEScore on a device, with and without autocast's cache of cast weights.
 
-    .venv/bin/python -m benchmarks.scoring.bench_autocast [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python -m benchmarks.scoring.bench_autocast [--device cpu|cuda] [--ner checkpoints/ner/iob_sample/export]
         [--encoder DIR] [--pairs 100] [--repeats 3] [--batch-size B] [--out benchmarks/results/autocast_<class>.json]
 
 Three settings of one scorer on the same sample report pairs (``report_pairs.sample_pairs``):
@@ -122,7 +122,7 @@ def measure(args) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "ner" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None, help="default: the packaged all-MiniLM-L6-v2")
     p.add_argument("--pairs", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)

@@ -1,6 +1,6 @@
 """Benchmark ``radscore.RaTEScore`` against the released ``ratescore`` 0.6.0 package on three workloads.
 
-    .venv/bin/python -m benchmarks.scoring.bench_ratescore [--device cpu|cuda] [--ner checkpoints/iob_sample/export]
+    .venv/bin/python -m benchmarks.scoring.bench_ratescore [--device cpu|cuda] [--ner checkpoints/ner/iob_sample/export]
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
         [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
@@ -481,7 +481,7 @@ def main(argv=None) -> None:
                    help="radscore's batch size (default: the device's, 64 on the CPU and 256 on CUDA)")
     p.add_argument("--radscore-batch-sizes", type=int, nargs="*", default=[],
                    help="extra radscore runs at these batch sizes on the first workload")
-    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "ner" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None,
                    help="entity encoder folder for both packages (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])

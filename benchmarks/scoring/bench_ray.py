@@ -1,6 +1,6 @@
 """Benchmark ``radscore score --ray`` (Ray Data, one model copy per actor) against one process.
 
-    .venv/bin/python -m benchmarks.scoring.bench_ray [--ner checkpoints/iob_sample/export] [--pairs 2000]
+    .venv/bin/python -m benchmarks.scoring.bench_ray [--ner checkpoints/ner/iob_sample/export] [--pairs 2000]
         [--actors 2] [--chunk-size 250] [--out benchmarks/results/ray.json]
 
 The same ``--pairs`` pairs of SAMPLE reports (:func:`report_pairs.shuffled_reports`: distinct
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    parser.add_argument("--ner", default=str(ROOT / "checkpoints" / "ner" / "iob_sample" / "export"))
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--chunk-size", type=int, default=250)

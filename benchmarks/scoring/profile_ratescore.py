@@ -1,6 +1,6 @@
 """Where radscore's RaTEScore time goes, stage by stage, on the RaTEScore benchmark's workloads.
 
-    .venv/bin/python -m benchmarks.scoring.profile_ratescore [--ner checkpoints/iob_sample/export] [--encoder DIR]
+    .venv/bin/python -m benchmarks.scoring.profile_ratescore [--ner checkpoints/ner/iob_sample/export] [--encoder DIR]
         [--workloads sample distinct long] [--pairs 400 300 80] [--no-ops] [--emulate-isa avx2]
         [--out benchmarks/results/ratescore_profile_<hardware class>.json]
 
@@ -324,7 +324,7 @@ def print_table(result: dict) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "iob_sample" / "export"))
+    p.add_argument("--ner", default=str(ROOT / "checkpoints" / "ner" / "iob_sample" / "export"))
     p.add_argument("--encoder", default=None, help="default: the packaged all-MiniLM-L6-v2")
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")

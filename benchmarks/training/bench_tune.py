@@ -1,6 +1,6 @@
 """Benchmark the TPE search of ``tune-weights``: trials per second on 2,000 SYNTHETIC pairs.
 
-    .venv/bin/python -m benchmarks.training.bench_tune [--ner checkpoints/iob_sample/export] [--pairs 2000]
+    .venv/bin/python -m benchmarks.training.bench_tune [--ner checkpoints/ner/iob_sample/export] [--pairs 2000]
         [--trials 1000] [--rescore-pairs 200] [--out benchmarks/results/tune.json]
 
 The pairs are data.synth's RaTE-Eval Task 2 layout (paragraph pairs with a 0-5 score, SYNTHETIC),
@@ -66,7 +66,7 @@ def time_search(objective, n_trials: int, storage: str, seed: int = 0) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ner", default="checkpoints/iob_sample/export")
+    parser.add_argument("--ner", default="checkpoints/ner/iob_sample/export")
     parser.add_argument("--encoder", default="packaged:all-MiniLM-L6-v2")
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--trials", type=int, default=1000)

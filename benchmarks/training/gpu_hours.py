@@ -85,9 +85,10 @@ def peak_memory(probe: dict, run: dict) -> dict:
     if full:
         peak, basis = measured, "measured"
     else:
+        from benchmarks.training.memory_probe_table import current_config
         from train.rehearsal.standins import describe_config
 
-        est = describe_config(Path(probe["config"]))["memory"]
+        est = describe_config(current_config(probe["config"]))["memory"]
         peak = est["phases"][est["peak_phase"]] * probe["ratio"]["peak_allocated"]
         basis = "estimated"
     need, fits = smallest_gpu(peak)
@@ -95,10 +96,13 @@ def peak_memory(probe: dict, run: dict) -> dict:
 
 
 def paper_run(config: str) -> dict:
-    """Epochs, devices, batch and the paper's training rows of a config."""
-    from train.lightning.configs import load_config
+    """Epochs, devices, batch and the paper's training rows of a config (a paper overlay read after its base;
+    the path a probe recorded is found where it lives now: ``current_config`` of
+    :mod:`benchmarks.training.memory_probe_table`)."""
+    from benchmarks.training.memory_probe_table import current_config
+    from train.lightning.configs import config_chain, init_args, read_configs
 
-    cfg = load_config(config)
+    cfg = read_configs(*config_chain(current_config(config)))
     class_name = str((cfg.get("model") or {}).get("class_path", "")).rsplit(".", 1)[-1]
     if class_name not in PAPER_RUNS:
         raise SystemExit(f"gpu_hours: {config}: no paper run is recorded for {class_name or 'its model'} "
@@ -108,9 +112,9 @@ def paper_run(config: str) -> dict:
     devices = trainer.get("devices", 1)
     return {"rows": rows, "unit": unit, "source": source, "epochs": int(trainer.get("max_epochs") or 1),
             "devices": devices if isinstance(devices, int) else 1,
-            "batch_size": int((cfg.get("data") or {}).get("batch_size") or 1),
-            "max_length": int(((cfg.get("model") or {}).get("init_args") or {}).get("max_length")
-                              or (cfg.get("data") or {}).get("max_length") or 512)}
+            "batch_size": int(init_args(cfg, "data").get("batch_size") or 1),
+            "max_length": int(init_args(cfg, "model").get("max_length") or init_args(cfg, "data").get("max_length")
+                              or 512)}
 
 
 def predict(probe: dict) -> dict:

@@ -10,7 +10,8 @@ estimate peaks in and the measured GiB). CUDA (``cuda_table``): one row per JSON
 with what was built (a reduced build, fewer layers or another batch or length than the config's,
 says so) and per phase and for the step's peak the measured ``max_memory_allocated`` and the
 estimate in GiB and their ratio. docs/reproducing.md carries both outputs; ``tests/test_gpu_hours.py``
-checks that it does.
+checks that it does. A probe JSON names its config by the path it was run with; :func:`current_config`
+finds where that config lives now.
 """
 
 from __future__ import annotations
@@ -22,6 +23,33 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def current_config(recorded: str | Path) -> Path:
+    """Where the config a probe JSON names (the path it was run with) lives now. A paper overlay that a probe
+    recorded beside its base (``configs/reward/phi_2.yaml``, ``configs/ner/span_biomedbert.yaml``,
+    ``configs/reward/paper_llama3_lambda0_5.yaml``) lives in the folder named after its base, under its own
+    name less the folder's name or the folder's first word (``configs/reward/paper_llama3/phi_2.yaml``,
+    ``configs/ner/span_biolord/biomedbert.yaml``, ``configs/reward/paper_llama3/lambda0_5.yaml``)."""
+    path = Path(recorded)
+    full = path if path.is_absolute() else ROOT / path
+    if full.is_file():
+        return full
+    found = []
+    for base in sorted(full.parent.glob("*.yaml")):
+        folder = base.with_suffix("")
+        for name in (path.stem, path.stem.removeprefix(folder.name + "_"),
+                     path.stem.removeprefix(folder.name.split("_")[0] + "_")):
+            moved = folder / f"{name}.yaml"
+            if moved.is_file() and moved not in found:
+                found.append(moved)
+    if len(found) != 1:
+        raise SystemExit(f"{recorded}: no such config, and {len(found) or 'no'} paper overlay"
+                         f"{'s' if len(found) != 1 else ''} of that name{': ' if found else ''}"
+                         f"{', '.join(map(str, found))}")
+    return found[0]
+
+
 HEADER = ("| config | batch | saved | forward | backward | optimizer step | peak (estimated phase, measured) |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
 
@@ -59,7 +87,7 @@ def built(r: dict) -> str:
     """What the probe built, and where it differs from the config as written."""
     from train.lightning.memory_probe import config_facts
 
-    facts = config_facts(r["config"])
+    facts = config_facts(current_config(r["config"]))
     b, unit = r["batch_size"], " pairs" if r["rows"] == 2 * r["batch_size"] else ""
     reduced = ["layers"] if r["layers"] != r["real_layers"] else []
     if b != facts["batch_size"]:

@@ -54,15 +54,25 @@ def test_the_datamodules_train_on_the_share_and_keep_val_and_test_whole(tmp_path
         read(rows, train_fraction=0)
 
 
+def _shallow_val(dm) -> dict:
+    """The shallow learner's validation row as the test report fits it: on the data module's training rows."""
+    from train.evaluation.baselines import SHALLOW_NAME
+    from train.evaluation.beside import split_baselines
+
+    return split_baselines(dm.rated_split("train"), dm.rated_split("val")).metrics[SHALLOW_NAME]
+
+
 def test_the_shallow_learner_of_a_run_is_fitted_on_its_share(tmp_path):
     from train.evaluation.baselines import SHALLOW_NAME, shallow_rating_baseline
     from train.bleurt.data import BleurtDataModule
 
     rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
     dm = BleurtDataModule(train_path=rows, train_fraction=0.5)
-    got = dm.baseline_metrics("val")[SHALLOW_NAME]
+    got = _shallow_val(dm)
     splits = dm.read_splits()
     train, val = splits["train"], splits["val"]
+    assert dm.rated_split("train").ids == [p.id for p in train]  # the share's rows, not the whole split's
+    assert len(train) < len(BleurtDataModule(train_path=rows).read_splits()["train"])
     direct = shallow_rating_baseline([p.reference for p in train], [p.candidate for p in train],
                                      [p.rating for p in train], [p.reference for p in val],
                                      [p.candidate for p in val], [p.rating for p in val])[SHALLOW_NAME]
@@ -70,18 +80,25 @@ def test_the_shallow_learner_of_a_run_is_fitted_on_its_share(tmp_path):
 
 
 def _config(rows: str, max_epochs: int = 3, lr: float = 2e-4) -> dict:
-    return {"trainer": {"max_epochs": max_epochs}, "data": {"train_path": rows, "split_by": "column"},
-            "model": {"init_args": {"backbone": "packaged:all-MiniLM-L6-v2", "max_length": 128, "lr": lr}}}
+    return {"trainer": {"max_epochs": max_epochs},
+            "model": {"class_path": "train.bleurt.ClinicalBLEURTRegressor",
+                      "init_args": {"backbone": "packaged:all-MiniLM-L6-v2", "max_length": 128, "lr": lr}},
+            "data": {"class_path": "train.bleurt.BleurtDataModule",
+                     "init_args": {"train_path": rows, "split_by": "column"}}}
 
 
 def _fake_run(run: Path, rows: str, seed: int, val: list[tuple[float, float]], fraction: float | None = None,
               max_epochs: int = 3, lr: float = 2e-4):
-    """A finished ClinicalBLEURT run folder as the fit command leaves it: its resolved config and its
-    CSV log with validation figures after each epoch (and training rows between them)."""
+    """A finished ClinicalBLEURT run folder as the fit command leaves it: its resolved config (of a config
+    with these settings) and its CSV log with validation figures after each epoch (and training rows
+    between them)."""
+    from tests.test_learned_vs_shallow import saved_config
+
     (run / "logs" / "version_0").mkdir(parents=True)
-    cfg = {"seed_everything": seed, **_config(rows, max_epochs, lr)}
-    if fraction is not None:
-        cfg["data"]["train_fraction"] = fraction
+    config = run / "fit_config.yaml"
+    config.write_text(json.dumps(_config(rows, max_epochs, lr)))
+    cfg = saved_config((config,), seed, *([f"--data.train_fraction={fraction}"] if fraction is not None else []),
+                       run_dir=run)
     (run / "logs" / "version_0" / "config.yaml").write_text(json.dumps(cfg))
     with (run / "logs" / "version_0" / "metrics.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -108,11 +125,10 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert [e["pearson"] for e in data["1"]["epochs"]] == [0.2, 0.5, 0.45]
     assert data["1"]["best_epoch"] == 1 and data["1"]["val"] == {"pearson": 0.5, "kendall": 0.3}  # the monitor's best
     from train.bleurt.data import BleurtDataModule
-    from train.evaluation.baselines import SHALLOW_NAME
 
     for key, fraction in (("1", 1.0), ("0.5", 0.5)):
         dm = BleurtDataModule(train_path=rows, split_by="column", train_fraction=fraction)
-        shallow = dm.baseline_metrics("val")[SHALLOW_NAME]  # its figures (and its validation choice, not read)
+        shallow = _shallow_val(dm)  # its figures (and its validation choice, not read)
         assert data[key]["shallow_val"] == {k: shallow[k] for k in ("pearson", "kendall")}
         assert data[key]["train_rows"] == len(dm.read_splits()["train"])
         assert data[key]["gap"]["pearson"] == pytest.approx(data[key]["val"]["pearson"]
@@ -196,7 +212,6 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     import shutil
 
     from train.bleurt.data import BleurtDataModule
-    from train.evaluation.baselines import SHALLOW_NAME
 
     rows = _bleurt(tmp_path / "rows.jsonl", n_refs=60)
     runs = [_fake_run(tmp_path / "full", rows, 42, [(0.1, 0.2), (0.3, 0.5)]),
@@ -225,7 +240,7 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     assert done.returncode == 0, done.stderr
     got = json.loads(out.read_text())["clinical_bleurt"]["42"]
     for key, fraction in (("1", 1.0), ("0.5", 0.5)):
-        table = BleurtDataModule(train_path=rows, split_by="column", train_fraction=fraction).baseline_metrics("val")[SHALLOW_NAME]
+        table = _shallow_val(BleurtDataModule(train_path=rows, split_by="column", train_fraction=fraction))
         assert got[key]["shallow_val"] == {k: table[k] for k in ("pearson", "kendall")}
         assert got[key]["shallow_val_v1"] == stale
         assert got[key]["gap"]["pearson"] == pytest.approx(got[key]["val"]["pearson"] - table["pearson"])
