@@ -90,21 +90,6 @@ class ER2Pair:
     sub_margins: dict
 
 
-@dataclass
-class RatedSplit:
-    """One split of rated rows as an evaluation sees them: per row its id, reference group, texts,
-    a higher-is-better ``target`` and the ``labels`` a per-row predictions file carries; ``pairs``
-    holds ``(better row, worse row)`` indices where the rating is a ranking of pairs (ER²Score)."""
-
-    ids: list[str]
-    groups: list[str]
-    references: list[str]
-    candidates: list[str]
-    target: list[float]
-    labels: list[dict]
-    pairs: list[tuple[int, int]] | None = None
-
-
 def group_of(reference: str) -> str:
     """A stable group key for a reference text (used when a format has no study id)."""
     return "ref-" + hashlib.sha1(reference.encode("utf-8")).hexdigest()[:12]

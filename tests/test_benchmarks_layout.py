@@ -8,8 +8,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 ROOMS = ("scoring", "training", "quality")
-# the one module outside a room: make gpu-check runs it, every room's GPU measurements in one command
-ENTRY = "gpu_check.py"
+# modules outside a room, each over every room: make gpu-check (the GPU measurements in one command),
+# make results (docs/results.md from every room's JSONs)
+ENTRIES = ("gpu_check.py", "report.py")
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".toml", ".json", ".txt", ".ipynb", ".cfg"}
 SKIP_DIRS = {"checkpoints", "__pycache__", "node_modules"}
 # a path as written in prose, a shell line or a string: benchmarks/<room>/<script>.py
@@ -79,7 +80,7 @@ def test_a_stale_path_is_caught(tmp_path):
 
 
 def test_scripts_live_in_rooms_and_the_readme_names_each():
-    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name not in ("README.md", "__init__.py", ENTRY))
+    loose = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.name not in ("README.md", "__init__.py", *ENTRIES))
     assert not loose, f"scripts directly in benchmarks/ (put each in a room: {', '.join(ROOMS)}): {loose}"
     rooms = sorted(p.name for p in BENCH.iterdir() if p.is_dir() and p.name not in ("results", "__pycache__"))
     assert rooms == sorted(ROOMS), f"benchmarks/ rooms {rooms}; benchmarks/README.md and this test name {ROOMS}"
@@ -91,4 +92,5 @@ def test_scripts_live_in_rooms_and_the_readme_names_each():
         assert f"## {room}/" in readme
         assert (BENCH / room / "__init__.py").is_file(), f"benchmarks/{room}/ is not a package"
     assert (BENCH / "__init__.py").is_file()
-    assert f"`benchmarks/{ENTRY}`" in readme
+    for entry in ENTRIES:
+        assert f"`benchmarks/{entry}`" in readme, entry

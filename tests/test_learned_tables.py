@@ -116,11 +116,9 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(tmp_p
             "diff_hunks": -rng.random(), "unigram_f1": rng.random(), "negation_keywords": 0.0,
             "sentences_changed": 0.0}}) + "\n" for k, (g, t) in enumerate(zip(groups, target))))
     (demo / "demo_report.json").write_text(json.dumps({"tune_seed": 0, "held_out": {"pairs": 36, "groups": 12}}))
-    docs = tmp_path / "docs.md"
-    docs.write_text(f"# title\n\n{lt.BEGIN}\nold\n{lt.END}\n\nafter\n")
     out, md = tmp_path / "t.json", tmp_path / "t.md"
     args = ["--run", f"er2score={r42}", "--run", f"er2score={r43}", "--run-unseen", f"er2score={unseen}",
-            "--demo", str(demo), "--resamples", "50", "--out", str(out), "--markdown", str(md), "--docs", str(docs)]
+            "--demo", str(demo), "--resamples", "50", "--out", str(out), "--markdown", str(md)]
     assert lt.main(args) == 0
     data = json.loads(out.read_text())
     assert data["synthetic"] is True and "SYNTHETIC" in data["note"] and data["command"].startswith(
@@ -145,7 +143,6 @@ def test_tables_from_runs_and_a_demo_are_written_labelled_and_reproducible(tmp_p
     for side in ("test", "test_unseen"):
         f = er2[side]["learned"]["42"]["kendall"]
         assert f"{f['value']:.3f} [{f['low']:.3f}, {f['high']:.3f}]" in text
-    assert lt.docs_section(docs) == text.strip("\n") and docs.read_text().endswith("\nafter\n")
     # seeded: the same command gives the same JSON; the markdown is rendered from the JSON alone
     first = out.read_text()
     assert lt.main(args) == 0 and out.read_text() == first
@@ -172,13 +169,12 @@ def test_a_run_without_predictions_or_unlike_its_command_is_refused_by_name(tmp_
         lt.main(["--run", f"er2score={bad}", "--out", str(tmp_path / "x.json"), "--markdown", str(tmp_path / "x.md")])
 
 
-def test_docs_carry_the_tables_of_the_json():
-    """docs/synthetic.md's generated section is the JSON's tables (or the placeholder until it exists)."""
+def test_the_committed_tables_are_the_jsons():
+    """benchmarks/results/learned_tables.md is the JSON's tables (the results page shows them)."""
     data = json.loads(lt.OUT.read_text()) if lt.OUT.is_file() else None
-    section = lt.docs_section(ROOT / "docs" / "synthetic.md")
+    section = lt.MARKDOWN.read_text().strip("\n")
     assert section == lt.render(data)
     if data is not None:
-        assert lt.MARKDOWN.read_text().strip("\n") == section
         for table in data["metrics"].values():
             for side in table["sides"].values():
                 for entry in side["learned"].values():

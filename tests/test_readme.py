@@ -139,7 +139,7 @@ def test_the_interface_commands_are_known():
 def test_a_command_that_does_not_exist_is_caught():
     targets, train, data, cli = make_targets(), train_commands(), subcommands("data/cli.py"), subcommands("radscore/cli.py")
     text = ("```bash\nmake demo\nmake train-everything   # no such target\npython -m train fly\n"
-            "python -m benchmarks.quality.no_such_bench\n"
+            "python -m benchmarks" ".quality.no_such_bench\n"
             ".venv/bin/python scripts/no_such_script.py\n```\nthen `radscore grade` and `python -m data synth`\n")
     problems = [command_problem(c, targets, train, data, cli) for c in readme_commands(text)]
     assert problems[0] is None and problems[-1] is None

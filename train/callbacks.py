@@ -39,7 +39,7 @@ def _write_lines(path: Path, lines) -> None:
 
 class RatedTestReport(Callback):
     """Baselines beside the model and per-row test predictions, for a data module with
-    ``rated_split(split) -> data.ratings.RatedSplit`` and a model with ``test_predictions``
+    ``rated_split(split) -> data.rated.RatedSplit`` and a model with ``test_predictions``
     (row id -> its prediction's fields) after a test.
 
     Args:

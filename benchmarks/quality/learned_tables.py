@@ -5,7 +5,7 @@ SYNTHETIC data.
     .venv/bin/python -m benchmarks.quality.learned_tables \\
         --run er2score=checkpoints/reward/sample --run-unseen er2score=checkpoints/unseen/reward_seed42 \\
         --run clinical_bleurt=checkpoints/bleurt/sample --run-unseen clinical_bleurt=checkpoints/unseen/bleurt_seed42 \\
-        --demo checkpoints/demo --demo-unseen checkpoints/unseen/demo --docs docs/synthetic.md
+        --demo checkpoints/demo --demo-unseen checkpoints/unseen/demo
 
 Reads, recomputing nothing that a model produced:
 
@@ -39,8 +39,8 @@ with Δ* = learned − shallow on each resample where both are defined (B' of th
 2 / (1 + B')). Equal systems give 1.
 
 Writes ``benchmarks/results/learned_tables.json`` and ``benchmarks/results/learned_tables.md`` (the markdown
-tables; with ``--docs FILE`` also the section between :data:`BEGIN` and :data:`END` of that file).
-``--from-json`` re-renders the markdown and the docs section from the JSON alone.
+tables; docs/results.md shows them, made by ``python -m benchmarks.report``).
+``--from-json`` re-renders the markdown from the JSON alone.
 """
 
 from __future__ import annotations
@@ -58,8 +58,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learned_tables.json"
 MARKDOWN = ROOT / "benchmarks" / "results" / "learned_tables.md"
-BEGIN = "<!-- learned_tables.py: begin (generated from benchmarks/results/learned_tables.json) -->"
-END = "<!-- learned_tables.py: end -->"
 SIDES = {"test": "in-distribution test", "test_unseen": "unseen-domain test"}  # in this order
 STATISTICS = {"er2score": ("pair_accuracy", "kendall"), "clinical_bleurt": ("pearson", "kendall"),
               "ratescore_tuned": ("kendall",)}
@@ -359,20 +357,6 @@ def render(data: dict | None) -> str:
     return "\n".join(out)
 
 
-def write_docs(docs: Path, text: str) -> None:
-    body = docs.read_text(encoding="utf-8")
-    if BEGIN not in body or END not in body:
-        raise SystemExit(f"{docs}: no {BEGIN!r} ... {END!r} markers for the generated section")
-    head, rest = body.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    docs.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
-
-
-def docs_section(docs: Path) -> str:
-    body = docs.read_text(encoding="utf-8")
-    return body.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n")
-
-
 # --- main -----------------------------------------------------------------------------------------------
 def _pairs(items: list[str], flag: str) -> dict[str, list[Path]]:
     out: dict[str, list[Path]] = {}
@@ -428,8 +412,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--markdown", default=str(MARKDOWN))
-    p.add_argument("--docs", default=None, help="also replace the generated section of this file")
-    p.add_argument("--from-json", action="store_true", help="render --out's JSON again (markdown, docs) only")
+    p.add_argument("--from-json", action="store_true", help="render --out's JSON again (markdown) only")
     args = p.parse_args(argv)
     if args.resamples < 1 or not 0 < args.confidence < 1:
         p.error("--resamples must be >= 1 and --confidence in (0, 1)")
@@ -443,10 +426,8 @@ def main(argv=None) -> int:
         out.write_text(json.dumps(data, indent=1) + "\n")
     text = render(data)
     Path(args.markdown).write_text(text + "\n", encoding="utf-8")
-    if args.docs:
-        write_docs(Path(args.docs), text)
     print(text)
-    print(f"wrote {args.markdown}" + ("" if args.from_json else f" and {out}") + (f", {args.docs}" if args.docs else ""))
+    print(f"wrote {args.markdown}" + ("" if args.from_json else f" and {out}"))
     return 0
 
 

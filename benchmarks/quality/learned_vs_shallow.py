@@ -109,33 +109,13 @@ def unseen_rows_check(metric: str, cfg: dict) -> str | None:
     return f"{key}: run has {have!r}, an unseen-domain run has {want!r}"
 
 
-def filled_in_by_the_cli(cfg: dict) -> dict:
-    """The settings the training CLI fills in when a run starts where its configs leave them unset: the
-    checkpoint's monitored key and mode, named by the model's class. A run's saved config holds them; the
-    config resolved outside a run (:func:`train.lightning.cli.resolve`) does not."""
-    from train.lightning.cli import model_class
-
-    try:
-        module = model_class(cfg)
-    except (ImportError, AttributeError):
-        return {}
-    if module is None or not hasattr(module, "monitor"):
-        return {}
-    return {"checkpoint.monitor": module.monitor, "checkpoint.mode": module.monitor_mode}
-
-
 def run_config_differences(configs, cfg: dict, overrides=()) -> dict:
     """``{key: (run's value, wanted)}``: what a run's resolved config sets otherwise than ``configs`` (paths
     under the repository, in order) with ``overrides`` resolve to (:func:`train.ablations.runs.run_differences`,
-    as ``python -m train ablations`` compares a run), less what the CLI filled in at the run's start where the
-    configs leave it unset (:func:`filled_in_by_the_cli`)."""
-    from train.ablations.runs import run_differences, stated_config
+    as ``python -m train ablations`` compares a run)."""
+    from train.ablations.runs import run_differences
 
-    paths = [str(ROOT / c) for c in configs]
-    differing = run_differences(paths, cfg, tuple(overrides))
-    filled = filled_in_by_the_cli(cfg)
-    stated = stated_config(paths, tuple(overrides)) if filled else {}
-    return {k: v for k, v in differing.items() if not (k in filled and k not in stated and v[0] == filled[k])}
+    return run_differences([str(ROOT / c) for c in configs], cfg, tuple(overrides))
 
 
 def differences_from_config(cfg: dict, configs, seed, overrides: tuple[str, ...] = ()) -> list[str]:

@@ -29,7 +29,8 @@ from pytorch_lightning.utilities import rank_zero_info
 from torch.utils.data import DataLoader
 
 from data.clinical_bleurt import check_weights, read_clinical_bleurt_jsonl
-from data.ratings import RatedPair, RatedSplit
+from data.rated import RatedSplit
+from data.ratings import RatedPair
 from radscore.bleurt import EncodedPair, collate_pairs, encode_pairs
 from radscore.models import PACKAGED_MINILM
 from radscore.text import check_candidate_format

@@ -1,4 +1,4 @@
-"""The baselines beside a trained model on the rows it was tested on (:class:`data.ratings.RatedSplit`).
+"""The baselines beside a trained model on the rows it was tested on (:class:`data.rated.RatedSplit`).
 
 Per row: the text-only baselines (:data:`~train.evaluation.baselines.BESIDE_MODEL`) and the shallow
 learner (:data:`~train.evaluation.baselines.SHALLOW_NAME`, fitted on the train split's rows only;
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from data.ratings import RatedSplit
+from data.rated import RatedSplit
 from train.evaluation.baselines import (BESIDE_MODEL, SHALLOW_NAME, pair_accuracy, rating_statistics,
                                         score_baselines, shallow_pair_scores, shallow_rating_scores)
 

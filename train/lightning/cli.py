@@ -99,6 +99,16 @@ def model_class(cfg) -> type | None:
     return _class(cfg, "model")
 
 
+def complete(cfg) -> None:
+    """What the CLI fills into a parsed config before it builds anything: the model's shared settings
+    in the data module (:func:`share_model_settings`) and the checkpoint's monitored key, named once
+    by the model class (``monitor``, ``monitor_mode``) unless the config names one."""
+    share_model_settings(cfg)
+    module, checkpoint = model_class(cfg), cfg.get("checkpoint")
+    if module is not None and checkpoint is not None and checkpoint.get("monitor") is None:
+        checkpoint["monitor"], checkpoint["mode"] = module.monitor, module.monitor_mode
+
+
 def share_model_settings(cfg) -> None:
     """The model's settings of :data:`LINKED` copied into the data module's ``init_args`` where its
     class takes an argument of the same name (the model's value is the one used), so that a config
@@ -153,10 +163,7 @@ class RadscoreCLI(LightningCLI):
             trainer["default_root_dir"] = str(run.path)
         if checkpoint.get("dirpath") is None:
             checkpoint["dirpath"] = str(run.ckpt)
-        share_model_settings(cfg)
-        module = model_class(cfg)
-        if checkpoint.get("monitor") is None and module is not None:  # the task's key, named once by its module
-            checkpoint["monitor"], checkpoint["mode"] = module.monitor, module.monitor_mode
+        complete(cfg)
         integer_limits(trainer, list(self._args or []))
         precision, reason = effective_precision(trainer.get("precision"), trainer.get("accelerator"))
         if reason:
@@ -212,14 +219,14 @@ def parse_cli(args: list[str]) -> RadscoreCLI:
 
 
 def resolve(*paths: str | Path, args=()) -> dict:
-    """The config a training run of ``paths`` (and ``args``) would use, defaults filled in and the
-    model's shared settings given to the data module, as a plain mapping (without the ``config`` key)."""
+    """The config a training run of ``paths`` (and ``args``) would use and save, defaults filled in
+    and :func:`complete`d, as a plain mapping (without the ``config`` key)."""
     import yaml
 
     from train.lightning.configs import config_args
 
     cli = parse_cli([*config_args(paths), *args])
-    share_model_settings(cli.config)
+    complete(cli.config)
     out = yaml.safe_load(cli.parser.dump(cli.config, skip_none=False, skip_check=True))
     out.pop("config", None)
     return out
