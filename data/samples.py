@@ -62,7 +62,7 @@ def report_sentences(report: Report) -> list[NERSentence]:
 def build_samples(reports_path: str | Path = REPORTS, out_dir: str | Path = RATENER_DIR,
                   split_path: str | Path | None = None) -> dict:
     """Write the RaTE-NER layout; returns ``{source: {split: n_sentences}}``. ``split_path``: another
-    split file than the corpus's (the unseen-domain split of issue #46)."""
+    split file than the corpus's (the unseen-domain split)."""
     reports = read_reports(reports_path)
     out_dir = Path(out_dir)
     splits = split_reports(reports, reports_path, split_path)

@@ -13,7 +13,7 @@ stratified by style, 70/15/15 up to one group. Adding reports can move others, w
 split is stored: ``python -m data split`` writes it, and a test fails when the stored file
 disagrees with the corpus (a report without a side, a group on two sides).
 
-A second split, for the learned-metric experiments only (issue #46): the **unseen-domain split**
+A second split, for the learned-metric experiments only: the **unseen-domain split**
 ``data/samples/split_unseen.json`` (:func:`make_held_out_split`), whose test side holds every report of
 some anatomies (:data:`UNSEEN_ANATOMIES`: head, spine, breast) and no other, so that no training or dev
 report shares their anatomy; a case group with one report of a held-out anatomy goes whole to test.
@@ -38,7 +38,7 @@ SPLITS = ("train", "dev", "test")
 SHARES = (0.70, 0.15, 0.15)
 SALT = "radscore-corpus-v2"
 UNSEEN_SPLIT_FILE = SAMPLES_DIR / "split_unseen.json"
-#: the anatomies the unseen-domain split holds out (our choice, issue #46: 100 of the 427 sample reports,
+#: the anatomies the unseen-domain split holds out (our choice: 100 of the 427 sample reports,
 #: the anatomies whose words the other reports share least)
 UNSEEN_ANATOMIES = ("head", "spine", "breast")
 #: train/dev shares of the reports that are not held out

@@ -20,7 +20,7 @@ import torch
 # Items per forward pass when the user passes no batch size, by scorer and device type.
 DEFAULT_BATCH_SIZES: dict[str, dict[str, int]] = {
     # RaTEScore: sentences per NER pass (its entity encoder takes 4x as many entity texts). CPU: 64,
-    # the default since the first release, so CPU scores are unchanged. CUDA: 256, from issue #30's
+    # the default since the first release, so CPU scores are unchanged. CUDA: 256, from the
     # measurement on an H200 with the sample models in fp32: 854 pairs/s at batch 64, 1,411 pairs/s at
     # batch 256 (a GPU needs larger batches to fill; inference memory at 256 sentences of a
     # MiniLM/DeBERTa-base NER model is well under 1 GiB). Not yet re-measured by this repository's

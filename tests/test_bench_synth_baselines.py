@@ -65,7 +65,7 @@ def test_the_pair_learner_can_be_left_out_above_a_number_of_training_pairs(tmp_p
 
 
 def test_trivial_baselines_stay_within_the_bars_on_the_larger_sets():
-    """Issue #46: the 0.40 Kendall bar holds on the learning curve's larger sets (2x, 4x, 8x the default
+    """The 0.40 Kendall bar holds on the learning curve's larger sets (2x, 4x, 8x the default
     ER² and ClinicalBLEURT rows), and the 0.40 bar and the 35-65% triad band on sets of 2x, 4x, 8x the
     default ReXVal-layout, Task 2 and Task 3 rows (``rate_<k>x``: the curve sets hold none), as
     benchmarks/quality/bench_synth_baselines.py --folders measured them (a committed result: regenerate it

@@ -154,7 +154,7 @@ def test_the_docs_carry_the_gpu_hours_table_from_the_committed_cuda_probes():
     out = gpu_hours.table(rows)
     assert out in (ROOT / "docs/reproducing.md").read_text()
     assert all(r["device"] == "cuda" for r in rows)
-    # the 2026-11-27 probes timed one step: every row of theirs is provisional
+    # the committed H100 probes timed one step: every row of theirs is provisional
     dated = [r for r in rows if r["date"].startswith("2026-11-27")]
     assert len(dated) == 5 and all(r["provisional"] for r in dated)
     assert {r["basis"] for r in dated if r["layers_built"] < r["real_layers"]} == {"estimated"}

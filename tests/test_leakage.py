@@ -13,7 +13,7 @@ user runs (``configs/*/sample.yaml``, ``train.demo.held_out``, the ablation ``Ev
 Ids prove where an item says it comes from; the content checks below read what it holds: every
 evaluated reference is the text of the test report it names, and (:mod:`data.leakage`, both sides)
 no training text holds a (near) copy of a test-only sentence and no evaluated text one of a
-training-only sentence. Issue #46's three mutations that passed the id checks are fixtures here.
+training-only sentence. Three mutations that passed the id checks are fixtures here.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def test_no_evaluated_sentence_pair_is_training_text(synthetic, corpus_split):
 
 # --- leakage by content: the evaluated texts themselves, not only the ids the manifests name ---------
 # An id check alone passes an item built from a TRAINING report's text but labelled with a test
-# report's id (issue #29's audit). These checks read the texts: each evaluated reference must be the
+# report's id (an audit of the evaluations). These checks read the texts: each evaluated reference must be the
 # text the generator renders from the test report its id names (data.synth.provenance.reference_texts,
 # the generator's own Draft), and no sentence of a training-split report may occur in an evaluated
 # text unless a test-split report has the same sentence, or the manifest's edit records made it from
@@ -401,7 +401,7 @@ def test_a_training_text_under_a_test_id_passes_the_id_check_and_fails_the_conte
     assert all("synthetic-0000:" in p for p in problems), [p for p in problems if "synthetic-0000:" not in p][:3]
 
 
-# --- leakage by content on both sides, near copies included (issue #46 part 5) ----------------------
+# --- leakage by content on both sides, near copies included ----------------------
 # data.leakage.find_copies reads every text a model or search trains or selects on (TRAINING_TEXTS:
 # the ER² and ClinicalBLEURT train and dev rows, references and candidates; the W search's train
 # pairs; the NER train and dev sentences) and every evaluated text (EVALUATED_PAIRS and the NER test
@@ -486,7 +486,7 @@ def test_the_allowed_coincidences_are_still_needed(sides, evaluated_texts, sente
         assert set(allowed) <= found[direction], f"no longer produced, drop them: {sorted(set(allowed) - found[direction])}"
 
 
-# The three content mutations that passed the id checks (issue #46's audit), built from the rows the real
+# The three content mutations that passed the id checks (an audit of the split), built from the rows the real
 # readers return and fed to the same checker: each must fail it.
 
 def test_mutation_a_task2_train_pair_with_a_test_reference_under_a_train_id_fails(sides, sentence_index):

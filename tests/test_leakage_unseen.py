@@ -1,4 +1,4 @@
-"""The unseen-domain split (issue #46) holds its promise: no head, spine or breast report, and no sentence
+"""The unseen-domain split holds its promise: no head, spine or breast report, and no sentence
 only they have, reaches what a model or search trains or selects on; no evaluated text holds a sentence
 only the training side has.
 

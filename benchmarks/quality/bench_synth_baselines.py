@@ -11,7 +11,7 @@ accuracy on the ER² RadCliQ test pairs (the better total strictly higher: a tie
 against the ClinicalBLEURT test targets, and the accuracy on the Task 3 triads (synonym strictly
 above opposite; a tie is a miss). A benchmark that these solve measures its generator,
 not the metrics (``tests/data/test_synth_bars.py`` holds them to |Kendall| <= 0.40 and 35-65% on
-the triads, issue #29). Beside them the shallow
+the triads). Beside them the shallow
 learner (``shallow_ridge``: ridge regression on word and character diff n-grams and counts, a logistic regression on the two
 candidates' feature difference for pair accuracy; :mod:`train.evaluation.baselines`), fitted on the
 train split of the same set and evaluated on its test split, for the sets that have a train split

@@ -1,4 +1,4 @@
-"""How unseen is the unseen-domain test (issue #46)? SYNTHETIC data: the sample profile's sets.
+"""How unseen is the unseen-domain test? SYNTHETIC data: the sample profile's sets.
 
     .venv/bin/python -m benchmarks.quality.unseen_domain [--corpus-sets checkpoints/synthetic] \\
         [--unseen-sets checkpoints/synthetic_unseen]

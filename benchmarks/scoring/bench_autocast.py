@@ -7,7 +7,7 @@ Three settings of one scorer on the same sample report pairs (``report_pairs.sam
 ``fp32``; ``bf16``, radscore's ``precision="bf16"`` as it is (autocast, its forward passes under
 ``torch.no_grad`` so that each weight is cast once per pass: :func:`radscore.device.no_grad_for`);
 and ``bf16, inference_mode``, the same under ``torch.inference_mode``, where autocast caches nothing
-and every forward pass casts every weight again (radscore before 2026-11-27). Each setting is scored
+and every forward pass casts every weight again (radscore's earlier behaviour). Each setting is scored
 once untimed (recorded as ``cold_seconds``), then ``--repeats`` times in turn with the others; the
 best time counts (warm: ``benchmarks/scoring/bench_ratescore.py``'s variants report the same, warm against
 warm, beside their first pass). Also: the

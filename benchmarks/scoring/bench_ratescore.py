@@ -137,7 +137,7 @@ def _timed_passes(scorer, cands: list[str], refs: list[str], cuda: bool, warm_pa
 
     Why both: on CUDA the first pass pays per-process and per-shape costs (kernel loading, library
     heuristics and plans for each new matrix shape; NER batches sorted by length each have a width
-    of their own) that a scorer kept alive pays once. On the H100 (2026-11-27, random NER) the
+    of their own) that a scorer kept alive pays once. On an H100 (random NER) the
     fp32 default took 1.09 s cold and 0.46 s warm over 300 sample pairs, and the ``torch-bf16``
     variant, timed cold only, came out at 0.32x fp32 while ``bench_autocast.py`` (best of passes
     after a full untimed warm-up) gave bf16 2.09x fp32: the two benchmarks timed different passes.

@@ -1,4 +1,4 @@
-"""Soak of radscore's RuSH splitter: memory stays flat over a long run of varied text (issue #30).
+"""Soak of radscore's RuSH splitter: memory stays flat over a long run of varied text.
 
     .venv/bin/python -m benchmarks.scoring.bench_splitter_soak [--sentences 1000000] [--every 50000]
         [--out benchmarks/results/splitter_soak.json]

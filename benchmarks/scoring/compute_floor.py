@@ -74,7 +74,7 @@ def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 409
 
 
 # Samples at each point of a run: this host's fp32 throughput moved between 114 and 174 GFLOP/s over 24
-# samples 2 s apart with nothing else running (2026-11-27), so one sample per point made the floor
+# samples 2 s apart with nothing else running, so one sample per point made the floor
 # depend on the phase the sample fell in (the JSONs of earlier runs keep their single samples).
 GEMM_SAMPLES = 5
 

@@ -17,7 +17,7 @@ probe; a CPU probe's figure says what that CPU would take, not a GPU.
 
 Timing: a row is provisional unless its probe timed the step until it was stable (``stable`` in the
 JSON: ``memory-probe``'s rule, the last 5 step times within 5% of their median after its warm-up
-steps). Probes from before that rule (no ``step_times_s``; the H100 probes of 2026-11-27 have
+steps). Probes from before that rule (no ``step_times_s``; the committed H100 probes have
 ``steps: 2``) timed one step after one warm-up step: their rows say so and are provisional.
 
 Memory: the peak is the probe's ``max_memory_allocated`` when it built the config as written (every

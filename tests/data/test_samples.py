@@ -153,7 +153,7 @@ def test_corpus_stats_and_split_check_commands():
 
 
 def test_the_unseen_domain_split_command_writes_checks_and_refuses(reports, tmp_path):
-    """`python -m data split --held-out-anatomies`: the unseen-domain split (issue #46) as stored; --check
+    """`python -m data split --held-out-anatomies`: the unseen-domain split as stored; --check
     finds a report moved to the wrong side; an anatomy the corpus lacks is refused by name."""
     import json
 

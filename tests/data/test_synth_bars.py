@@ -1,4 +1,4 @@
-"""Text alone must not solve the SYNTHETIC benchmark (issue #29's bars), on seeds 0-2 at the default sizes.
+"""Text alone must not solve the SYNTHETIC benchmark (the bars), on seeds 0-2 at the default sizes.
 
 Every trivial baseline of :mod:`train.evaluation.baselines` (and BLEU-4) stays at |Kendall| <= 0.40
 against the ReXVal-layout error counts (all and significant), the Task 2 test scores and the ER²

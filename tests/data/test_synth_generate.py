@@ -192,6 +192,21 @@ def test_default_sets_are_reused_only_when_this_generator_made_them(tmp_path, co
     assert fingerprint([copy]) != fingerprint(paths)  # the corpus changed: new fingerprint
 
 
+def test_the_fingerprint_reads_the_generators_code_not_its_comments(tmp_path):
+    """Rewording a comment or a docstring of the generator keeps its sets current; a change of code does not."""
+    from data.synth.generate import code_text
+
+    source = tmp_path / "m.py"
+    source.write_text('"""Module doc."""\n\nX = 1  # a comment\n\n\ndef f():\n    """Doc."""\n    return "# not a comment"\n')
+    plain = code_text(source)
+    assert plain == 'X = 1\ndef f():\n    return "# not a comment"'
+    source.write_text('"""Another doc,\non two lines."""\nX = 1  # reworded\n# a new comment\ndef f():\n'
+                      '    """Other doc."""\n    return "# not a comment"\n')
+    assert code_text(source) == plain
+    source.write_text('X = 2\ndef f():\n    return "# not a comment"\n')
+    assert code_text(source) != plain
+
+
 def test_cli_synth(tmp_path, corpus, capsys):
     code = main(["synth", "--out", str(tmp_path), "--seed", "1", "--reports", str(corpus),
                  "--sizes", "rexval=4,task1=3,task2=3,task3=2,er2=3,bleurt=3"])

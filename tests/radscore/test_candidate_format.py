@@ -1,4 +1,4 @@
-"""The ``diff_marked`` candidate format (issue #46, part 1: an opt-in input of the learned metrics): the marking
+"""The ``diff_marked`` candidate format (an opt-in input of the learned metrics): the marking
 itself, and that a model trained with it is scored with it by the thin package (its export says so), while
 ``plain`` (the papers' input) stays the default and leaves the text untouched."""
 

@@ -153,7 +153,7 @@ def test_the_default_batch_size_follows_the_device(monkeypatch):
     from radscore.device import DEFAULT_BATCH_SIZES, default_batch_size, resolve_batch_size, resolve_device
 
     assert default_batch_size("RaTEScore", "cpu") == 64  # the CPU default of every release so far
-    assert default_batch_size("RaTEScore", torch.device("cuda:1")) == 256  # the H200 measurement (#30)
+    assert default_batch_size("RaTEScore", torch.device("cuda:1")) == 256  # the H200 measurement
     assert default_batch_size("ClinicalBLEURT", "cpu") == 32 and default_batch_size("ClinicalBLEURT", "cuda") == 128
     assert default_batch_size("ER2Score", "cpu") == default_batch_size("ER2Score", "cuda") == 16
     assert default_batch_size("RaTEScore", "meta") == 64  # other device types: the CPU's

@@ -111,7 +111,7 @@ def test_the_tables_are_the_issues_and_every_paper_row_has_its_numbers():
         for row in table.rows:
             assert set(row.values) == set(table.metrics) and len(row.label) == len(table.key_columns)
             assert any(v is not None for v in row.values.values()), (table.name, row.key)
-            # every row of a table of metrics is computed by something (issue #45: none is "not in this project")
+            # every row of a table of metrics is computed by something (none is "not in this project")
             assert row.measure is not None or table.name not in ("rexval", "rate-eval", "er2-metrics"), (
                 table.name, row.key)
 
@@ -165,7 +165,7 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
         trivial = {r[paper_key(name)]: r for r in _csv(out / f"{name}.csv") if r[paper_key(name)] in TRIVIAL_LABELS.values()}
         assert set(trivial) == set(TRIVIAL_LABELS.values()), name
         assert all(r["status"] == "measured" and r["in paper"] == "false" for r in trivial.values()), name
-    # CIDEr (pycocoevalcap) beside BLEU and ROUGE-L in every table of synthetic pairs (issue #45): a row
+    # CIDEr (pycocoevalcap) beside BLEU and ROUGE-L in every table of synthetic pairs: a row
     # of er2-metrics, a row of ours only in rexval and rate-eval; measured wherever pycocoevalcap is installed
     import importlib.util
 

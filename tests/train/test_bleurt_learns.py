@@ -49,7 +49,7 @@ def test_minilm_learns_synthetic_quality(tmp_path):
     print(f"val pearson untrained {untrained['val/pearson']:.3f} -> trained {trained['val/pearson']:.3f}; "
           f"kendall {untrained['val/kendall']:.3f} -> {trained['val/kendall']:.3f}; "
           f"mse {untrained['val/mse']:.3f} -> {trained['val/mse']:.3f}; {time.time() - start:.0f} s")
-    # generator v3 (issue #29): measured 0.156 -> 0.403 after 5 epochs (bf16, 2-core AVX512-BF16 CPU);
+    # generator v3: measured 0.156 -> 0.403 after 5 epochs (bf16, 2-core AVX512-BF16 CPU);
     # 3 epochs reached 0.334. On generator v2's sets 3 epochs reached 0.493 (fp32, AVX2): v3's surface no
     # longer gives the label away, so the same model learns it more slowly.
     assert trained["val/pearson"] > untrained["val/pearson"] + 0.15

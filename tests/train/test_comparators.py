@@ -1,4 +1,4 @@
-"""The papers' comparator metrics through the packages that maintain them (issue #45):
+"""The papers' comparator metrics through the packages that maintain them:
 train.evaluation.comparators and the rehearsal of their code paths."""
 
 from __future__ import annotations

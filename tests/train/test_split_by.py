@@ -1,5 +1,5 @@
 """split_by 'auto' (the default): the rows' own ``split`` key when every row carries one, else the
-seeded random split by reference group; a mix is an error naming a row (issue #29)."""
+seeded random split by reference group; a mix is an error naming a row."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ def shallow_on_task_train(ctx: Context, number: int, anything_to_evaluate: bool)
     """The shallow learner (ridge on diff n-grams and counts, :mod:`train.evaluation.baselines`) fitted on the
     train split of RaTE-Eval Task ``number``, as ``(model, training pairs)``; or the row saying why it
     is unavailable. It is never fitted on a pair it is evaluated on: where the profile evaluates the
-    train split too, there is no row (issue #29)."""
+    train split too, there is no row."""
     from data import rate_eval
     from train.evaluation.baselines import shallow_learner
 
@@ -252,7 +252,7 @@ def shallow_er2_rows(ctx: Context, runs: list[RunResult], methods: tuple[str, ..
     """The shallow learner (ridge on diff n-grams and counts, :mod:`train.evaluation.baselines`) fitted on the
     training rows of ER²Score runs (each run's own data module and split, the rows' totals as the
     target) and scored on the ReXVal pairs: what a linear model of the edit learns from the rows the
-    runs learned from (issue #29). The ReXVal layout has no train split of its own.
+    runs learned from. The ReXVal layout has no train split of its own.
 
     One row per distinct set of training rows: runs that trained on the same rows (the usual case in
     a table of backbones, losses or λ) share one row; runs on other rows get a row each, named."""

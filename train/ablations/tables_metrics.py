@@ -197,7 +197,7 @@ def build_rate_eval(ctx: Context) -> Table:
 
 def _shallow_rate_eval_row(ctx: Context, task2, task3) -> Row:
     """The shallow learner fitted on the Task 2 train split (:func:`shallow_on_task_train`), scored on
-    the evaluated Task 2 pairs and the Task 3 triads: what a linear model of the edit reaches (issue #29)."""
+    the evaluated Task 2 pairs and the Task 3 triads: what a linear model of the edit reaches."""
     from train.evaluation.metaeval import triad_accuracy
 
     fitted = shallow_on_task_train(ctx, 2, bool(task2 or task3))

@@ -286,7 +286,7 @@ def beside_baselines_table(title: str, model: dict[str, float], baselines: dict[
 SHALLOW_LABEL = "shallow learner (ridge on word and character diff n-grams and counts, fitted on train rows)"
 SHALLOW_NAME = "shallow_ridge"
 #: which learner produced a ``shallow_ridge`` figure (recorded beside the figures it produced).
-#: v1: ridge (alpha 1.0, fixed) on word diff tokens only. v2 (issue #46): word diff tokens, character
+#: v1: ridge (alpha 1.0, fixed) on word diff tokens only. v2: word diff tokens, character
 #: 3-5-grams of the deleted and inserted text and :data:`COUNT_FEATURES`; penalty and block weights
 #: chosen on a grouped validation part of the train rows (a coordinate search), then refitted on all
 #: train rows.

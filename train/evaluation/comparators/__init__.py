@@ -1,4 +1,4 @@
-"""The papers' comparator metrics, computed by the packages that maintain them (issue #45).
+"""The papers' comparator metrics, computed by the packages that maintain them.
 
 One adapter module per source; each is called only when its package is importable and the model
 it loads is on this machine, and otherwise says what it needs:
