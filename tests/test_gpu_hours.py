@@ -59,7 +59,7 @@ def test_the_command_writes_a_table_and_json_and_says_when_there_is_no_gpu_probe
 
 
 def test_the_docs_carry_the_cpu_probe_table_from_the_committed_jsons():
-    """docs/reproducing.md's CPU probe table is memory_probe_table.py's output over the committed JSONs
+    """docs/results.md's CPU probe table is memory_probe_table.py's output over the committed JSONs
     (a number there that no command produces, or a JSON re-run without the docs, fails here)."""
     import glob
 
@@ -68,7 +68,7 @@ def test_the_docs_carry_the_cpu_probe_table_from_the_committed_jsons():
     paths = sorted(glob.glob(str(ROOT / "benchmarks/results/memory_probe_cpu_*.json")))
     assert len(paths) >= 16
     out = table(paths)
-    assert out in (ROOT / "docs/reproducing.md").read_text()
+    assert out in (ROOT / "docs/results.md").read_text()
     assert "| `reward/paper_llama3` | 1 pair |" in out and "| `bleurt/paper` | 2 |" in out
 
 
@@ -147,12 +147,12 @@ def committed_cuda_probes() -> list[str]:
 
 
 def test_the_docs_carry_the_gpu_hours_table_from_the_committed_cuda_probes():
-    """docs/reproducing.md's GPU-hours table is gpu_hours.py's output over the committed CUDA probe
+    """docs/results.md's GPU-hours table is gpu_hours.py's output over the committed CUDA probe
     JSONs: a JSON re-run, added or changed without the docs fails here."""
     paths = committed_cuda_probes()
     rows = [gpu_hours.predict(json.loads(Path(p).read_text())) for p in paths]
     out = gpu_hours.table(rows)
-    assert out in (ROOT / "docs/reproducing.md").read_text()
+    assert out in (ROOT / "docs/results.md").read_text()
     assert all(r["device"] == "cuda" for r in rows)
     # the committed H100 probes timed one step: every row of theirs is provisional
     dated = [r for r in rows if r["date"].startswith("2026-11-27")]
@@ -161,12 +161,12 @@ def test_the_docs_carry_the_gpu_hours_table_from_the_committed_cuda_probes():
 
 
 def test_the_docs_carry_the_cuda_probe_table_from_the_committed_jsons():
-    """docs/reproducing.md's CUDA memory table is memory_probe_table.py --device cuda's output over the
+    """docs/results.md's CUDA memory table is memory_probe_table.py --device cuda's output over the
     committed JSONs, and it names the reduced builds."""
     from benchmarks.training.memory_probe_table import cuda_table
 
     out = cuda_table(committed_cuda_probes())
-    assert out in (ROOT / "docs/reproducing.md").read_text()
+    assert out in (ROOT / "docs/results.md").read_text()
     assert "| `reward/phi_2` | 6 pairs × 1,024, 2 of 32 layers; reduced: layers |" in out
     assert "| `ner/span_biolord` | 8 × 512, 12 of 12 layers; reduced: batch (config: 32) |" in out
     with pytest.raises(SystemExit, match="not a CUDA probe"):

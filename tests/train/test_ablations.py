@@ -307,7 +307,7 @@ def test_a_changed_setting_is_not_reused():
     saved["model"]["init_args"]["lam"] = 1.0
     assert describe_differences(run_differences(configs, saved, overrides)) == [
         "model.init_args.lam: run has 1.0, config says 0.5"]
-    del saved["model"]["init_args"]["cross_weight"]  # a run from before a setting existed: its default is not compared
+    del saved["model"]["init_args"]["candidate_format"]  # a run from before a setting existed: its default is not compared
     saved["model"]["init_args"]["lam"] = 0.5
     assert run_differences(configs, saved, overrides) == {}
     del saved["model"]["init_args"]["loss_terms"]  # but a stated one is
