@@ -168,7 +168,8 @@ def _compare(args) -> int:
     if out:
         out.mkdir(parents=True, exist_ok=True)
         signature = scorer.signature()
-        order = [[name, f.identity()["candidates"]["sha256"]] for name, f in files.items()]
+        order = [{"name": name, "path": f.candidates, "sha256": f.identity()["candidates"]["sha256"]}
+                 for name, f in files.items()]
         sinks = {name: RecordFile(paths[name], {
             "metric": args.metric, "signature": signature, "inputs": files[name].identity(), "chunk_size": size,
             "explain": False, "systems": order, "command": ["radscore", *sys.argv[1:]]}, spec.headline, n,

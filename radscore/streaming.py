@@ -127,16 +127,31 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def difference(old, new, where: str = "") -> str | None:
-    """The first place where ``new`` differs from ``old`` (nested dicts), in words; None if equal."""
+def difference(old, new, where: str = "") -> tuple[str, object, object] | None:
+    """The first place where ``new`` differs from ``old`` (nested dicts): ``(dotted key, old value,
+    new value)``; None when they are equal."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key in list(new) + [k for k in old if k not in new]:
             found = difference(old.get(key), new.get(key), f"{where}.{key}" if where else key)
             if found:
                 return found
         return None
-    if old == new:
-        return None
+    return None if old == new else (where, old, new)
+
+
+def describe_difference(found: tuple[str, object, object], meta: dict) -> str:
+    """One line on what differs from the partial run; an input file by its path."""
+    where, old, new = found
+    parts = where.split(".")
+    path = None
+    if parts[0] == "inputs" and len(parts) == 3 and parts[2] == "sha256":
+        path, what = meta["inputs"][parts[1]]["path"], f"the {parts[1]} file"
+    elif parts[0] == "systems" and len(parts) == 2:
+        path = next((s["path"] for s in meta["systems"] if s["name"] == parts[1]), None)
+        what = f"system {parts[1]}'s candidates file"
+    if path is not None and old is not None and new is not None:
+        return (f"{what} {path} differs from the partial run's (sha256 {str(new)[:12]}... now, "
+                f"{str(old)[:12]}... then)")
     return f"{where} is {_short(new)} now but {_short(old)} in the partial run"
 
 
@@ -146,17 +161,17 @@ def resume_key(meta: dict) -> dict:
     if isinstance(key["inputs"], dict):
         key["inputs"] = {name: ({k: v for k, v in part.items() if k != "path"} if isinstance(part, dict) else part)
                          for name, part in key["inputs"].items()}
+    if isinstance(key["systems"], list):
+        key["systems"] = {s["name"]: s["sha256"] for s in key["systems"] if isinstance(s, dict)}
     return json.loads(json.dumps(key))  # tuples as lists, as read back
 
 
-def read_values(data: bytes, fmt: str, headline: str) -> tuple[list[float], list[str] | None]:
-    """The headline value of every record in ``data`` (a records file's bytes) and the CSV header."""
+def read_values(data: bytes, fmt: str, headline: str) -> list[float]:
+    """The headline value of every record in ``data`` (a records file's bytes)."""
     text = data.decode("utf-8")
     if fmt == "csv":
-        rows = csv.DictReader(io.StringIO(text, newline=""))
-        values = [float(row[headline]) for row in rows]
-        return values, list(rows.fieldnames or [])
-    return [float(json.loads(line)[headline]) for line in text.splitlines() if line.strip()], None
+        return [float(row[headline]) for row in csv.DictReader(io.StringIO(text, newline=""))]
+    return [float(json.loads(line)[headline]) for line in text.splitlines() if line.strip()]
 
 
 def read_scores(path: str | os.PathLike) -> list[dict]:
@@ -210,10 +225,10 @@ class RecordFile:
             self.log(f"--resume: no partial run of {self.path} ({self.meta_file.name} "
                      f"{'is missing' if old is None else 'predates resumable runs'}); scoring starts at the first pair")
             return
-        diff = difference(resume_key(old), resume_key(self.meta))
-        if diff:
-            raise ValueError(f"cannot resume {self.path}: {diff} ({self.meta_file}); run without --resume "
-                             "to start over")
+        found = difference(resume_key(old), resume_key(self.meta))
+        if found:
+            raise ValueError(f"cannot resume {self.path}: {describe_difference(found, self.meta)} "
+                             f"({self.meta_file}); run without --resume to start over")
         source = self.partial if self.partial.exists() else self.path if old.get("complete") else None
         if source is None or not source.exists():
             self.log(f"--resume: {self.partial} is missing; scoring starts at the first pair")
@@ -224,12 +239,12 @@ class RecordFile:
                 raise ValueError(f"cannot resume {self.path}: {self.partial} holds {len(data)} bytes but "
                                  f"{self.meta_file.name} says {old['bytes']} were written; run without --resume")
             data = data[:old["bytes"]]
-        values, columns = read_values(data, self.format, self.headline)
+        values = read_values(data, self.format, self.headline)
         if len(values) != old["records"]:
             raise ValueError(f"cannot resume {self.path}: {source} holds {len(values)} records but "
                              f"{self.meta_file.name} says {old['records']}; run without --resume")
         self.values.extend(values)
-        self.meta.update(records=old["records"], bytes=len(data), columns=old.get("columns") or columns,
+        self.meta.update(records=old["records"], bytes=len(data), columns=old.get("columns"),
                          resumed_from=[*old.get("resumed_from", []), old["records"]])
         if old.get("complete"):
             self.complete = True  # nothing to score; finish() completes a rename that a kill cut off

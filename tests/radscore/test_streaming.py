@@ -156,6 +156,16 @@ def test_resume_gives_the_uninterrupted_bytes_and_scores_only_the_rest(toy, tmp_
     assert len(read_scores(out)) == 45
 
 
+def test_resume_of_a_run_killed_before_its_first_chunk(toy, tmp_path):
+    cls, model = toy
+    c, r = _inputs(tmp_path, 25)
+    assert _score(model, c, r, tmp_path / "whole.csv") == 0
+    _crash(cls, 1, model, c, r, tmp_path / "s.csv")  # the meta file is there, no record
+    assert json.loads((tmp_path / "s.csv.meta.json").read_text())["records"] == 0
+    assert _score(model, c, r, tmp_path / "s.csv", "--resume") == 0
+    assert (tmp_path / "s.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+
+
 def test_resume_refuses_changed_inputs_scorer_or_chunks_in_one_line(toy, tmp_path, capsys):
     cls, model = toy
     c, r = _inputs(tmp_path, 45)
@@ -167,7 +177,8 @@ def test_resume_refuses_changed_inputs_scorer_or_chunks_in_one_line(toy, tmp_pat
     assert _score(model, c, r, out, "--resume") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert f"cannot resume {out}" in err and "inputs.candidates.sha256" in err and "s.jsonl.meta.json" in err
+    assert f"cannot resume {out}: the candidates file {c} differs from the partial run's (sha256 " in err
+    assert "s.jsonl.meta.json" in err
     _inputs(tmp_path, 45)  # the inputs as they were
     (tmp_path / "model" / "toy.json").write_text(json.dumps({"weight": 3.0}))
     assert _score(model, c, r, out, "--resume") == 2
@@ -266,6 +277,11 @@ def test_compare_resumes_every_system_to_the_uninterrupted_bytes(toy, tmp_path, 
     assert [len((tmp_path / "cut" / f"scores.{n}.jsonl.partial").read_text().splitlines())
             for n in ("base", "new", "other")] == [20, 10, 10]
     assert not (tmp_path / "cut" / "compare.json").exists()
+    original = (tmp_path / "new.txt").read_text()
+    (tmp_path / "new.txt").write_text(original.replace("1", "2", 1))
+    assert main([*run, "--out-dir", str(tmp_path / "cut"), "--resume"]) == 2
+    assert f"system new's candidates file {tmp_path / 'new.txt'} differs" in capsys.readouterr().err
+    (tmp_path / "new.txt").write_text(original)
     assert main([*run, "--out-dir", str(tmp_path / "cut"), "--resume"]) == 0
     for name in ("scores.base.jsonl", "scores.new.jsonl", "scores.other.jsonl", "compare.json", "compare.md"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
