@@ -143,8 +143,7 @@ def _score(args) -> int:
         write_text_atomic(args.html, render(kept, cands, refs, ids))
         print(f"wrote {args.html}", file=sys.stderr)
     if args.out:
-        if not sink.complete:
-            sink.finish(summary=s, seconds=round(time.time() - started, 3))
+        sink.finish(summary=s, seconds=round(time.time() - started, 3))
         print(f"wrote {args.out} and {meta_path(args.out)}", file=sys.stderr)
     return 0
 

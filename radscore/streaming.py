@@ -285,8 +285,10 @@ class RecordFile:
             self._fh = None
         if self.meta["records"] != self.n:
             raise RuntimeError(f"{self.partial}: {self.meta['records']} records written for {self.n} pairs")
-        if self.complete and not self.partial.exists():
-            return  # finished before; left as it was
+        if self.complete:  # finished before: only a rename that a kill cut off is left to do
+            if self.partial.exists():
+                replace(self.partial, self.path)
+            return
         self.meta.update(meta, complete=True)
         self._write_meta()
         replace(self.partial, self.path)

@@ -205,6 +205,22 @@ def test_a_run_without_resume_starts_over_and_says_so(toy, tmp_path, capsys):
     assert cls.scored == 0 and "is complete (45 records); nothing to score" in capsys.readouterr().err
 
 
+def test_resume_completes_a_rename_that_a_kill_cut_off(toy, tmp_path):
+    """Killed after the meta file said complete, before the rename: resume renames, scores nothing."""
+    cls, model = toy
+    c, r = _inputs(tmp_path, 25)
+    out = tmp_path / "s.jsonl"
+    assert _score(model, c, r, out) == 0
+    whole, meta = out.read_bytes(), (tmp_path / "s.jsonl.meta.json").read_bytes()
+    out.rename(tmp_path / "s.jsonl.partial")
+    with pytest.raises(ValueError, match="holds an unfinished run"):
+        read_scores(out)
+    cls.scored = 0
+    assert _score(model, c, r, out, "--resume") == 0
+    assert cls.scored == 0 and out.read_bytes() == whole and not (tmp_path / "s.jsonl.partial").exists()
+    assert (tmp_path / "s.jsonl.meta.json").read_bytes() == meta
+
+
 def test_resume_with_no_partial_run_starts_from_the_first_pair(toy, tmp_path, capsys):
     _, model = toy
     c, r = _inputs(tmp_path, 12)
