@@ -166,11 +166,11 @@ def _compare(args) -> int:
     size = _chunk_size(args, n, paths.get(systems[0][0]))
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        signature = scorer.signature()
-        order = [{"name": name, "path": f.candidates, "sha256": f.identity()["candidates"]["sha256"]}
+        signature, inputs = scorer.signature(), {name: f.identity() for name, f in files.items()}
+        order = [{"name": name, "path": f.candidates, "sha256": inputs[name]["candidates"]["sha256"]}
                  for name, f in files.items()]
         sinks = {name: RecordFile(paths[name], {
-            "metric": args.metric, "signature": signature, "inputs": files[name].identity(), "chunk_size": size,
+            "metric": args.metric, "signature": signature, "inputs": inputs[name], "chunk_size": size,
             "explain": False, "systems": order, "command": ["radscore", *sys.argv[1:]]}, spec.headline, n,
             resume=args.resume) for name in files}
     else:
