@@ -1,9 +1,9 @@
 """Kill test: run long jobs as child processes, SIGKILL them at seeded random points, resume them
 (or rerun a job that has no resume), and check what the kills left.
 
-    python -m benchmarks.kill_test [--kills 20] [--seed 0] [--pairs 240] [--chunk-size 16]
-        [--jobs score-jsonl score-csv compare atomic-writers] [--ner EXPORT --encoder MODEL]
-        [--launcher subprocess|fork] [--out benchmarks/results/kill_test.json]
+    python -m benchmarks.kill_test [--kills 20] [--seed 0] [--jobs score-jsonl score-csv compare atomic-writers]
+        [--launcher subprocess|fork] [--threads 1] [--out benchmarks/results/kill_test.json]
+        [--pairs 120] [--chunk-size 8] [--ner EXPORT --encoder MODEL] [--writer-iterations 40]
 
 Per job: one uninterrupted run (the reference: its time, outputs and persist timeline), then
 episodes from a fresh folder, each 1-3 kills in a row (each at a uniform random time within the
@@ -17,8 +17,9 @@ the chunk in flight) and that records are persisted one chunk at a time (no step
 timelines exceeds a chunk). Once per job an input is changed before a resume: the resume must be
 refused in one line naming the file.
 
-Jobs (``benchmarks/scoring/kill_jobs.py``; a training job is one more :class:`Job` in a room's
-``kill_jobs`` module, listed in ``main``): ``radscore score --out`` to JSON
+Jobs come from the modules of :data:`JOB_MODULES` (``benchmarks/scoring/kill_jobs.py``, whose
+options are the last line above; training jobs: one more module with ``JOBS``, ``add_arguments``
+and ``setup``): ``radscore score --out`` to JSON
 lines and to CSV, ``radscore compare --out-dir``, and ``atomic-writers``, a child that rewrites an
 export manifest, an affinity matrix and a results JSON (about 1 MB each) with radscore's writers in
 a loop (no resume: rerun). By default the model is a tiny random NER export (scores are scores;
@@ -44,6 +45,7 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "benchmarks" / "results" / "kill_test.json"
+JOB_MODULES = ("benchmarks.scoring.kill_jobs",)  # a room's jobs: one more module name here
 
 
 @dataclass
@@ -294,49 +296,46 @@ def machine() -> dict:
     return info
 
 
-def main(argv: list[str] | None = None) -> int:
-    from benchmarks.scoring.kill_jobs import JOBS, atomic_writer_child
+def job_modules() -> dict[str, object]:
+    """The modules of :data:`JOB_MODULES`, each with ``JOBS`` (name -> builder(setup) -> Job),
+    ``add_arguments(parser)`` and ``setup(root, args) -> dict`` (``setup["record"]`` goes to the JSON)."""
+    return {name: importlib.import_module(name) for name in JOB_MODULES}
 
+
+def main(argv: list[str] | None = None) -> int:
+    modules = job_modules()
+    jobs = {job: module for module in modules.values() for job in module.JOBS}
     p = argparse.ArgumentParser(prog="python -m benchmarks.kill_test", description=__doc__.split("\n\n")[0])
     p.add_argument("--kills", type=int, default=20, help="kills per job")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", nargs="+", default=list(JOBS), choices=list(JOBS))
-    p.add_argument("--pairs", type=int, default=240)
-    p.add_argument("--chunk-size", type=int, default=16)
-    p.add_argument("--writer-iterations", type=int, default=40, help="files the atomic-writers child rewrites")
-    p.add_argument("--ner", help="NER export (default: a tiny random one)")
-    p.add_argument("--encoder", help="entity encoder (default: a tiny random one)")
+    p.add_argument("--jobs", nargs="+", default=list(jobs), choices=list(jobs))
     p.add_argument("--launcher", choices=["subprocess", "fork"], default="subprocess")
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of the jobs")
     p.add_argument("--work", help="work folder (default: a temporary one)")
     p.add_argument("--out", default=str(RESULT))
-    p.add_argument("--child", nargs=2, metavar=("JOB", "FOLDER"), help=argparse.SUPPRESS)
+    for module in modules.values():
+        module.add_arguments(p)
     args = p.parse_args(argv)
-    if args.child:
-        return atomic_writer_child(Path(args.child[1]), args.writer_iterations)
-    return run(args)
+    return run(args, jobs)
 
 
-def run(args) -> int:
+def run(args, jobs: dict) -> int:
     import tempfile
 
-    from benchmarks.scoring.kill_jobs import JOBS, make_inputs
-
+    result = {"kills_per_job": args.kills, "seed": args.seed, "launcher": args.launcher, "threads": args.threads,
+              "machine": machine(), "setup": {}, "jobs": {}}
+    rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
-        root = Path(tmp)
-        setup = make_inputs(root, args.pairs, args.seed, args.ner, args.encoder)
-        setup["iterations"] = args.writer_iterations
-        result = {"kills_per_job": args.kills, "seed": args.seed, "launcher": args.launcher, "threads": args.threads,
-                  "pairs": args.pairs, "chunk_size": args.chunk_size, "writer_iterations": args.writer_iterations,
-                  "models": setup["models"],
-                  "machine": machine(), "jobs": {}}
-        rng = random.Random(args.seed)
+        root, setups = Path(tmp), {}
         for name in args.jobs:
-            job = JOBS[name](setup, args.chunk_size)
+            module = jobs[name]
+            if module.__name__ not in setups:
+                setups[module.__name__] = module.setup(root / module.__name__, args)
+                result["setup"][module.__name__] = setups[module.__name__]["record"]
+            job = module.JOBS[name](setups[module.__name__])
             started = time.monotonic()
-            result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads)
-            result["jobs"][name]["wall_seconds"] = round(time.monotonic() - started, 1)
-            j = result["jobs"][name]
+            j = result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads)
+            j["wall_seconds"] = round(time.monotonic() - started, 1)
             print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
                   f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "
                   f"{len(j['problems'])} problems", file=sys.stderr)

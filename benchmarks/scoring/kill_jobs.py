@@ -1,6 +1,7 @@
 """(module) The scoring jobs of the kill test (``python -m benchmarks.kill_test``): ``radscore score
 --out`` to JSON lines and to CSV, ``radscore compare --out-dir``, and ``atomic-writers``, a child
-that rewrites an export manifest, an affinity matrix and a results JSON with radscore's writers.
+(``python -m benchmarks.scoring.kill_jobs atomic-writers FOLDER``) that rewrites an export manifest,
+an affinity matrix and a results JSON with radscore's writers.
 
 Inputs: seeded SYNTHETIC report-like texts (:mod:`benchmarks.scoring.report_texts`) as JSON lines
 (the texts hold line breaks); models: a tiny random NER export and encoder unless given.
@@ -8,14 +9,34 @@ Inputs: seeded SYNTHETIC report-like texts (:mod:`benchmarks.scoring.report_text
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from benchmarks.kill_test import Job
 
 PAYLOAD = 60_000  # numbers per file of the atomic-writers child: about 0.5 MB each
 ITERATIONS = 40
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pairs", type=int, default=120, help="scoring jobs: pairs")
+    p.add_argument("--chunk-size", type=int, default=8, help="scoring jobs: --chunk-size")
+    p.add_argument("--ner", help="scoring jobs: NER export (default: a tiny random one)")
+    p.add_argument("--encoder", help="scoring jobs: entity encoder (default: a tiny random one)")
+    p.add_argument("--writer-iterations", type=int, default=ITERATIONS, help="files the atomic-writers child rewrites")
+
+
+def setup(root: Path, args) -> dict:
+    root.mkdir(parents=True)
+    out = make_inputs(root, args.pairs, args.seed, args.ner, args.encoder)
+    out.update(chunk=args.chunk_size, iterations=args.writer_iterations)
+    out["record"] = {"models": out["models"], "pairs": args.pairs, "chunk_size": args.chunk_size,
+                     "writer_iterations": args.writer_iterations, "payload_numbers_per_file": PAYLOAD,
+                     "inputs": "SYNTHETIC report-like texts (benchmarks.scoring.report_texts), seed --seed"}
+    return out
 
 
 def make_inputs(root: Path, pairs: int, seed: int, ner: str | None, encoder: str | None) -> dict:
@@ -66,25 +87,30 @@ def _warm(setup: dict):
     def warm() -> None:  # the fork launcher's children then start with the models' code imported
         from radscore.registry import make_scorer
 
-        make_scorer("ratescore", ner=setup["ner"], encoder=setup["encoder"]).compute_score(["Heart normal."], ["No effusion."])
+        scorer = make_scorer("ratescore", ner=setup["ner"], encoder=setup["encoder"])
+        scorer.compute_score(["Heart size normal."], ["No effusion."])
     return warm
 
 
 def score_job(fmt: str):
-    def build(setup: dict, chunk: int) -> Job:
+    def build(setup: dict) -> Job:
+        chunk = setup["chunk"]
+
         def command(work: Path):
             pairs = str(work / "pairs.jsonl")
-            return "radscore.cli", ["score", "--ner", setup["ner"], "--encoder", setup["encoder"], "--candidates", pairs,
-                                    "--references", pairs, "--field", "candidate", "--reference-field", "reference",
-                                    "--id-column", "id", "--out", str(work / f"scores.{fmt}"),
-                                    "--chunk-size", str(chunk), "--quiet"]
+            return "radscore.cli", ["score", "--ner", setup["ner"], "--encoder", setup["encoder"],
+                                    "--candidates", pairs, "--references", pairs, "--field", "candidate",
+                                    "--reference-field", "reference", "--id-column", "id",
+                                    "--out", str(work / f"scores.{fmt}"), "--chunk-size", str(chunk), "--quiet"]
         return Job(f"score-{fmt}", _copy(setup, ["pairs.jsonl"]), command, lambda w: [w / f"scores.{fmt}"],
-                   resume=["--resume"], records=lambda w: [w / f"scores.{fmt}"], change=_change("pairs.jsonl", "candidate"),
-                   chunk=chunk, warm=_warm(setup))
+                   resume=["--resume"], records=lambda w: [w / f"scores.{fmt}"],
+                   change=_change("pairs.jsonl", "candidate"), chunk=chunk, warm=_warm(setup))
     return build
 
 
-def compare_job(setup: dict, chunk: int) -> Job:
+def compare_job(setup: dict) -> Job:
+    chunk = setup["chunk"]
+
     def command(work: Path):
         return "radscore.cli", ["compare", "--ner", setup["ner"], "--encoder", setup["encoder"], "--field", "text",
                                 "--references", str(work / "refs.jsonl"), "--candidates", f"base={work / 'base.jsonl'}",
@@ -95,7 +121,7 @@ def compare_job(setup: dict, chunk: int) -> Job:
         return [work / "cmp" / "scores.base.jsonl", work / "cmp" / "scores.new.jsonl"]
 
     return Job("compare", _copy(setup, ["refs.jsonl", "base.jsonl", "new.jsonl"]), command,
-               lambda w: [*scores(w), w / "cmp" / "compare.json", w / "cmp" / "compare.md", w / "cmp" / "differences.png"],
+               lambda w: [*scores(w), *(w / "cmp" / n for n in ("compare.json", "compare.md", "differences.png"))],
                resume=["--resume"], records=scores, change=_change("new.jsonl", "text"), chunk=chunk, warm=_warm(setup))
 
 
@@ -135,15 +161,29 @@ def _check_atomic(work: Path) -> list[str]:
     return bad
 
 
-def atomic_job(setup: dict, chunk: int) -> Job:
+def atomic_job(setup: dict) -> Job:
     names = ["radscore_manifest.json", "affinity_matrix.json", "results.json"]
 
     def outputs(work: Path):  # complete after a run; after a kill any iteration's whole file is fine
         return [work / n for n in names]
-    return Job("atomic-writers", lambda work: None, lambda work: ("benchmarks.kill_test", [
-        "--child", "atomic-writers", str(work), "--writer-iterations", str(setup["iterations"])]),
+    return Job("atomic-writers", lambda work: None, lambda work: ("benchmarks.scoring.kill_jobs", [
+        "atomic-writers", str(work), "--iterations", str(setup["iterations"])]),
                outputs, check=_check_atomic, complete_only=False)
 
 
 JOBS = {"score-jsonl": score_job("jsonl"), "score-csv": score_job("csv"), "compare": compare_job,
         "atomic-writers": atomic_job}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The atomic-writers child: ``atomic-writers FOLDER [--iterations N]``."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scoring.kill_jobs")
+    p.add_argument("job", choices=["atomic-writers"])
+    p.add_argument("folder")
+    p.add_argument("--iterations", type=int, default=ITERATIONS)
+    args = p.parse_args(argv)
+    return atomic_writer_child(Path(args.folder), args.iterations)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
