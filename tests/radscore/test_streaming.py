@@ -301,3 +301,9 @@ def test_compare_resumes_every_system_to_the_uninterrupted_bytes(toy, tmp_path, 
     assert main([*run, "--out-dir", str(tmp_path / "cut"), "--resume"]) == 0
     for name in ("scores.base.jsonl", "scores.new.jsonl", "scores.other.jsonl", "compare.json", "compare.md"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+
+
+def test_the_default_chunk_is_a_twentieth_of_the_pairs_within_bounds():
+    from radscore.streaming import default_chunk_size
+
+    assert [default_chunk_size(n) for n in (0, 100, 1000, 1001, 40960, 100000)] == [32, 32, 50, 51, 2048, 2048]
