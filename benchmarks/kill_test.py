@@ -342,6 +342,7 @@ def run(args, jobs: dict) -> int:
             print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
                   f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "
                   f"{len(j['problems'])} problems", file=sys.stderr)
+        result = json.loads(json.dumps(result).replace(str(root), "WORK"))  # the temporary folder's name
     ok = all(not j["problems"] and (j["refusal"] is None or j["refusal"]["ok"]) for j in result["jobs"].values())
     result["ok"] = ok
     if args.out:
