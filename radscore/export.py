@@ -6,7 +6,8 @@ Every export holds ``radscore_manifest.json``::
      "libraries": {"torch": "...", "transformers": "...", ...}, ...task-specific fields}
 
 next to the weights (safetensors), the tokenizer, the resolved training config and
-``metrics.json``. The manifest format is defined here, once; ``train/`` writes it.
+``metrics.json``. The manifest format is defined here, once; ``train/`` writes it, last and
+atomically (:mod:`radscore.atomic`), so a folder without it is not (yet) an export.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from radscore.atomic import TMP_SUFFIX, write_text_atomic
 
 MANIFEST = "radscore_manifest.json"
 FORMAT_VERSION = 1
@@ -37,7 +40,7 @@ def write_manifest(folder: str | Path, kind: str, **fields) -> dict:
     manifest = {"kind": kind, "format_version": FORMAT_VERSION,
                 "radscore_version": library_versions(("radscore",)).get("radscore", "unknown"),
                 "libraries": library_versions(), **fields}
-    Path(folder, MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(Path(folder, MANIFEST), json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
 
@@ -45,6 +48,9 @@ def read_manifest(folder: str | Path, expected_kind: str | tuple[str, ...] | Non
     """The manifest of an export folder; a clear error when it is missing or of another kind."""
     path = Path(folder, MANIFEST)
     if not path.is_file():
+        torn = sorted(Path(folder).glob(f"{MANIFEST}.*{TMP_SUFFIX}")) if Path(folder).is_dir() else []
+        if torn:
+            raise ValueError(f"{folder}: a half-written export ({torn[0].name} was never completed; no {MANIFEST})")
         raise ValueError(f"{folder}: not a radscore export (no {MANIFEST})")
     manifest = json.loads(path.read_text())
     kinds = (expected_kind,) if isinstance(expected_kind, str) else expected_kind

@@ -303,6 +303,12 @@ class RaTEScore(Scorer):
         other.__dict__.pop("bundle", None)  # a bundle names its own matrix
         return other
 
+    def clear_cache(self) -> None:
+        """Empty both caches (their hit and miss counts stay)."""
+        for cache in (self.sentence_cache, self.vector_cache):
+            if cache is not None:
+                cache.data.clear()
+
     def cache_info(self) -> dict | None:
         """Entries, hits and misses of the two caches (None without a cache)."""
         if self.sentence_cache is None:

@@ -38,6 +38,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from radscore.atomic import write_json_atomic
 from radscore.optional import require
 from radscore.models import resolve_model_path
 from radscore.systems import ScoringSystem, load_system
@@ -378,8 +379,8 @@ class MultiRewardModel(nn.Module):
                "max_length": self.max_length, "pad_token": self.tokenizer.pad_token,
                "heads": list(self.system.items), "head_module": self.head_module,
                "finetune": "full" if self.full else "lora", "candidate_format": self.candidate_format}
-        (folder / REWARD_CONFIG).write_text(json.dumps(cfg, indent=1) + "\n")
-        (folder / SYSTEM_FILE).write_text(json.dumps(self.system.to_dict(), indent=1) + "\n")
+        write_json_atomic(folder / REWARD_CONFIG, cfg, ensure_ascii=True)
+        write_json_atomic(folder / SYSTEM_FILE, self.system.to_dict(), ensure_ascii=True)
 
     @property
     def full(self) -> bool:

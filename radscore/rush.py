@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from radscore.atomic import write_bytes_atomic, write_text_atomic
+
 MEDSPACY_VERSION = "1.3.1"  # the medspacy release whose rules are fetched when none is installed
 RULES_MEMBER = "resources/en/rush_rules.tsv"  # where medspacy's releases keep the English rules
 MAX_REPEAT = 50  # the ``max_repeat`` PyRuSH is built with: extra characters one ``+`` may take
@@ -117,10 +119,8 @@ def _fetch_release_rules(version: str, dest: Path, timeout: float = 60.0) -> Non
             entry = next(m for m in tf.getmembers() if m.name.endswith("/" + RULES_MEMBER))
             member, rules = entry.name, tf.extractfile(entry).read()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".tmp")
-    tmp.write_bytes(rules)
-    tmp.replace(dest)
-    dest.with_suffix(".json").write_text(json.dumps({
+    write_bytes_atomic(dest, rules)
+    write_text_atomic(dest.with_suffix(".json"), json.dumps({
         "medspacy": version, "file": chosen["filename"], "file_sha256": digest, "member": member,
         "rules_sha256": hashlib.sha256(rules).hexdigest()}, indent=1))
 

@@ -61,6 +61,10 @@ class Scorer(ABC):
         """The record keys of the sub-scores besides the headline (reported by the integrations)."""
         return ()
 
+    def clear_cache(self) -> None:
+        """Forget what the scorer kept from earlier calls (``radscore compare`` clears it before
+        each chunk, so that a resumed run scores exactly as an uninterrupted one). No-op by default."""
+
     def headline_detail(self) -> str | None:
         """What to add in parentheses after the headline's label (e.g. the scoring system and its
         direction), or None."""

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from radscore.atomic import refuse_unfinished, write_text_atomic
 from radscore.labels import ENTITY_TYPES
 
 PENALTY_KEY = "neg_weight"
@@ -173,6 +174,7 @@ class AffinityMatrix:
     def load(cls, path: str | os.PathLike) -> AffinityMatrix:
         """From an official JSON file."""
         path = Path(path)
+        refuse_unfinished(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
@@ -202,7 +204,7 @@ class AffinityMatrix:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the official JSON file (floats are written exactly, so load() gives them back)."""
-        Path(path).write_text(json.dumps(self.to_official(), indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(path, json.dumps(self.to_official(), indent=1) + "\n")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AffinityMatrix):

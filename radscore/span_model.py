@@ -18,6 +18,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from radscore.atomic import atomic_path, write_json_atomic
 from radscore.labels import ENTITY_TYPES
 
 SPAN_CLASSES: tuple[str, ...] = ("none", *ENTITY_TYPES)
@@ -114,9 +115,10 @@ class SpanNERModel(nn.Module):
         folder = Path(folder)
         self.encoder.save_pretrained(folder)
         state = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
-        save_file(state, str(folder / HEAD_FILE))
-        (folder / HEAD_CONFIG).write_text(json.dumps(
-            {**self.head.config, "classes": list(SPAN_CLASSES)}, indent=1) + "\n")
+        with atomic_path(folder / HEAD_FILE) as tmp:
+            save_file(state, str(tmp))
+        write_json_atomic(folder / HEAD_CONFIG, {**self.head.config, "classes": list(SPAN_CLASSES)},
+                          ensure_ascii=True)
 
     @classmethod
     def from_pretrained(cls, folder: str | Path) -> "SpanNERModel":

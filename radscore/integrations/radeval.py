@@ -5,7 +5,7 @@ classes and registry.
     rr.register()                       # adds radscore_ratescore, radscore_bleurt, radscore_er2
     from radeval import RadEval
     evaluator = RadEval(metrics={"radscore_ratescore": {},          # the official recipe
-                                 "radscore_bleurt": {"model": "checkpoints/bleurt_sample/export"}})
+                                 "radscore_bleurt": {"model": "checkpoints/bleurt/sample/export"}})
     evaluator(refs=refs, hyps=hyps)     # {"radscore_ratescore": 0.61, "radscore_bleurt": 0.47}
 
 Every metric of :mod:`radscore.registry` gets a RadEval name ``radscore_<metric>`` and a class

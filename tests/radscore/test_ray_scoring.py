@@ -64,3 +64,38 @@ def test_the_cli_scores_on_ray(local_ray, tiny_backbone, tmp_path, capsys):
     assert main(common + ["--out", str(out_one)]) == 0
     assert out_ray.read_text() == out_one.read_text()
     assert json.loads((tmp_path / "ray.jsonl.meta.json").read_text())["summary"]["n"] == len(BASE)
+
+
+@pytest.mark.slow
+def test_ray_writes_each_finished_chunk_and_resumes_a_partial_run(local_ray, tiny_backbone, tmp_path, monkeypatch):
+    """A run cut after two chunks (without Ray) is resumed on Ray: only the remaining chunks go to
+    Ray, each is written as it finishes, in input order, and the file equals an uninterrupted run's."""
+    import radscore.streaming as streaming
+
+    n = 30
+    c, r = tmp_path / "c.txt", tmp_path / "r.txt"
+    c.write_text("".join(BASE[(7 * i) % len(BASE)] + f" Series {i}.\n" for i in range(n)))
+    r.write_text("".join(BASE[(3 * i + 1) % len(BASE)] + "\n" for i in range(n)))
+    ner = build_tiny_iob_export(tmp_path / "ner", seed=0, head_std=0.3, o_bias=2.5)
+    common = ["score", "--ner", ner, "--encoder", tiny_backbone, "--candidates", str(c), "--references", str(r),
+              "--chunk-size", "4", "--quiet"]
+    assert main(common + ["--out", str(tmp_path / "whole.jsonl")]) == 0
+    real, calls = streaming.score_records, []
+
+    def dies_at_the_third_chunk(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("killed")
+        return real(*a, **k)
+
+    monkeypatch.setattr(streaming, "score_records", dies_at_the_third_chunk)
+    with pytest.raises(RuntimeError):
+        main(common + ["--out", str(tmp_path / "s.jsonl")])
+    monkeypatch.setattr(streaming, "score_records", real)
+    written, write = [], streaming.RecordFile.write_chunk
+    monkeypatch.setattr(streaming.RecordFile, "write_chunk",
+                        lambda self, rows, values: (written.append([row["index"] for row in rows]),
+                                                    write(self, rows, values)))
+    assert main(common + ["--ray", "--resume", "--out", str(tmp_path / "s.jsonl")]) == 0
+    assert written == [list(range(lo, min(lo + 4, n))) for lo in range(8, n, 4)]
+    assert (tmp_path / "s.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()

@@ -1,0 +1,357 @@
+"""Kill test: run long jobs as child processes, SIGKILL them at seeded random points, resume them
+(or rerun a job that has no resume), and check what the kills left.
+
+    python -m benchmarks.kill_test [--kills 20] [--seed 0] [--jobs score-jsonl score-csv compare atomic-writers]
+        [--launcher subprocess|fork] [--threads 1] [--out benchmarks/results/kill_test.json]
+        [--pairs 120] [--chunk-size 8] [--ner EXPORT --encoder MODEL] [--writer-iterations 40]
+
+Per job: one uninterrupted run (the reference: its time, outputs and persist timeline), then
+episodes from a fresh folder, each 1-3 kills in a row (each at a uniform random time within the
+reference run's duration, or of a shorter whole run since; a run that finishes first is not a
+kill), then a run to the end. After every kill: no output under its final name unless it equals
+the reference's (a final name only appears when a run completes), every meta file parses, and
+each partial file's first ``bytes`` hold exactly its meta file's ``records`` records. After each
+episode: the outputs equal the reference's byte for byte (scores included). Resumable jobs also
+show that each resume starts at the records persisted when it was killed (nothing persisted is
+scored again; what a kill loses is the chunk in flight) and that records are persisted one chunk
+at a time (no step in the polled timelines exceeds a chunk). Once per job an input is changed
+before a resume: the resume must be refused in one line naming the file.
+
+Jobs come from the modules of :data:`JOB_MODULES` (training jobs: one more module with ``JOBS``,
+``add_arguments`` and ``setup``). ``benchmarks/scoring/kill_jobs.py`` (its options: the last line
+above): ``radscore score --out`` to JSON lines and to CSV, ``radscore compare --out-dir``, and
+``atomic-writers``, a child that rewrites an export manifest, an affinity matrix and a results
+JSON (about 0.5 MB each) with radscore's writers in a loop (no resume: rerun). By default the
+model is a tiny random NER export (what is tested is the files). ``--launcher fork`` forks the
+jobs from this process instead of starting Python afresh (fast; the pytest version uses it);
+``subprocess`` runs the real command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "benchmarks" / "results" / "kill_test.json"
+JOB_MODULES = ("benchmarks.scoring.kill_jobs",)  # a room's jobs: one more module name here
+
+
+@dataclass
+class Job:
+    """A job to kill. ``command(work)``: ``(module, argv)`` of a fresh run in the folder ``work``
+    (run as ``python -m module argv``; in fork mode ``module.main(argv)``); ``resume``: what to add
+    to resume (None: rerun from scratch); ``outputs(work)``: the files compared with the reference;
+    ``records(work)``: the resumable records files (their ``.partial`` and ``.meta.json``);
+    ``check(work)``: problems with what a kill left (beyond the records files); ``change(work)``:
+    alter an input, returning what the refusal must name and how to undo it. ``complete_only``:
+    an output under its final name before the run completed is damage (False: ``check`` judges)."""
+
+    name: str
+    prepare: Callable[[Path], None]
+    command: Callable[[Path], tuple[str, list[str]]]
+    outputs: Callable[[Path], list[Path]]
+    resume: list[str] | None = None
+    records: Callable[[Path], list[Path]] = lambda work: []
+    check: Callable[[Path], list[str]] = lambda work: []
+    change: Callable[[Path], tuple[str, Callable[[], None]]] | None = None
+    chunk: int | None = None
+    complete_only: bool = True  # outputs take their final names only when the run completes
+    warm: Callable[[], None] | None = None  # fork launcher: import and load once, before the first fork
+
+
+# ---- launching and killing ------------------------------------------------------------------------
+class Child:
+    """A job's process: a fresh Python (``subprocess``) or a fork of this one (``fork``)."""
+
+    def __init__(self, module: str, argv: list[str], log: Path, launcher: str, threads: int):
+        self.code = None
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+        if launcher == "subprocess":
+            with open(log, "wb") as out:
+                self.proc = subprocess.Popen([sys.executable, "-m", module, *argv], cwd=ROOT, env=env,
+                                             stdout=out, stderr=subprocess.STDOUT)
+            self.pid = self.proc.pid
+            return
+        self.proc = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: run the job's main and leave without this process's clean-up
+            code = 1
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                sys.stdout = open(1, "w", closefd=False)
+                sys.stderr = open(2, "w", closefd=False)
+                if "torch" in sys.modules:  # a forked OpenMP pool must not be used
+                    sys.modules["torch"].set_num_threads(1)
+                code = importlib.import_module(module).main(argv)
+            except SystemExit as err:
+                code = err.code if isinstance(err.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code or 0)
+
+    def poll(self) -> int | None:
+        if self.code is None:
+            if self.proc is not None:
+                self.code = self.proc.poll()
+            else:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.code = os.waitstatus_to_exitcode(status)
+        return self.code
+
+    def kill(self) -> int:
+        os.kill(self.pid, signal.SIGKILL)
+        if self.proc is not None:
+            self.code = self.proc.wait()
+        else:
+            self.code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.code
+
+
+def _meta(path: Path) -> dict | None:
+    try:
+        return json.loads(Path(f"{path}.meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def persisted(job: Job, work: Path) -> dict[str, int]:
+    """Records each records file of ``job`` holds in complete chunks (its meta file)."""
+    return {p.name: (_meta(p) or {}).get("records", 0) for p in job.records(work)}
+
+
+def attempt(job: Job, work: Path, resume: bool, kill_after: float | None, launcher: str, threads: int,
+            log: Path) -> dict:
+    """One run, killed after ``kill_after`` seconds unless it ends first (``-1``: as soon as a
+    chunk is persisted); its persist timeline."""
+    module, argv = job.command(work)
+    if resume and job.resume is not None:
+        argv = [*argv, *job.resume]
+    start = time.monotonic()
+    child = Child(module, argv, log, launcher, threads)
+    timeline, last, killed = [], None, False
+    while child.poll() is None:
+        now = time.monotonic() - start
+        state = persisted(job, work)
+        if state != last:
+            timeline.append([round(now, 3), state])
+            last = state
+        if kill_after is not None and (now >= kill_after >= 0 or (kill_after < 0 and any(state.values()))):
+            child.kill()
+            killed = True
+            break
+        time.sleep(0.02)
+    seconds = time.monotonic() - start
+    return {"killed": killed, "code": child.code, "seconds": round(seconds, 3), "timeline": timeline,
+            "persisted": persisted(job, work), "log": log.read_text(errors="replace")[-2000:]}
+
+
+# ---- what a kill left -----------------------------------------------------------------------------
+def damage(job: Job, work: Path, reference: dict[str, bytes]) -> list[str]:
+    """Corrupted or half-written outputs under a final name, unreadable meta files, partial files
+    whose complete chunks do not parse."""
+    bad = []
+    for path in job.outputs(work):
+        if job.complete_only and path.exists() and path.read_bytes() != reference[path.name]:
+            bad.append(f"{path.name}: under its final name but not the finished output")
+    for path in job.records(work):
+        meta_file = Path(f"{path}.meta.json")
+        if not meta_file.exists():
+            continue
+        meta = _meta(path)
+        if meta is None:
+            bad.append(f"{meta_file.name}: not valid JSON")
+            continue
+        partial = Path(f"{path}.partial")
+        if meta.get("complete") is False and partial.exists():
+            data = partial.read_bytes()[:meta["bytes"]]
+            try:
+                text = data.decode("utf-8")
+                if path.suffix == ".csv":
+                    import csv
+                    import io
+
+                    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+                else:
+                    rows = [json.loads(line) for line in text.splitlines()]
+                if len(data) != meta["bytes"] or len(rows) != meta["records"]:
+                    bad.append(f"{partial.name}: {len(rows)} records in {len(data)} bytes, meta says "
+                               f"{meta['records']} in {meta['bytes']}")
+            except ValueError as err:
+                bad.append(f"{partial.name}: its complete chunks do not parse ({err})")
+    return bad + job.check(work)
+
+
+def snapshot(paths: list[Path]) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in paths if p.exists()}
+
+
+def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str, threads: int) -> dict:
+    """The reference run, then episodes of kills until ``kills`` kills (module doc)."""
+    if launcher == "fork" and job.warm is not None:
+        job.warm()
+    ref = root / job.name / "reference"
+    ref.mkdir(parents=True)
+    job.prepare(ref)
+    first = attempt(job, ref, False, None, launcher, threads, ref / "log.txt")
+    if first["code"] != 0:
+        raise RuntimeError(f"{job.name}: the uninterrupted run failed ({first['code']}):\n{first['log']}")
+    reference = snapshot(job.outputs(ref))
+    total = first["seconds"]
+    out = {"command": [job.command(ref)[0], *job.command(ref)[1]], "resume": job.resume, "chunk": job.chunk,
+           "uninterrupted_seconds": total, "kills": 0, "finished_before_kill": 0, "corrupted_outputs": 0,
+           "episodes": [], "problems": []}
+    refused = job.change is None
+    while out["kills"] < kills or not refused:
+        work = root / job.name / f"episode{len(out['episodes'])}"
+        work.mkdir()
+        job.prepare(work)
+        episode = {"kills": [], "resumed": True}
+        planned = min(rng.randint(1, 3), kills - out["kills"])
+        for k in range(max(1, planned)):
+            at = rng.uniform(0.05, 1.0) * total if planned else -1  # kills done: one after a chunk, to refuse
+            run = attempt(job, work, k > 0, at, launcher, threads, work / f"log{k}.txt")
+            if not run["killed"]:
+                out["finished_before_kill"] += 1
+                if k == 0:  # a whole run took this long: later kills are drawn within it
+                    total = min(total, run["seconds"])
+                break
+            bad = damage(job, work, reference)
+            out["kills"] += 1
+            out["corrupted_outputs"] += len(bad)
+            out["problems"] += [f"episode {len(out['episodes'])} kill {k}: {b}" for b in bad]
+            steps = [max(0, b - a) for (_, s0), (_, s1) in zip(run["timeline"], run["timeline"][1:])
+                     for a, b in zip(s0.values(), s1.values())]
+            episode["kills"].append({"at_seconds": round(at, 3), "persisted": run["persisted"],
+                                     "largest_persist_step": max(steps, default=0), "damage": bad})
+        if not refused and episode["kills"] and any(episode["kills"][-1]["persisted"].values()):
+            episode["refusal"] = refusal(job, work, launcher, threads)
+            refused = True
+        elif not refused and not planned:  # the targeted kill found no chunk persisted
+            episode["refusal"] = {"ok": False, "message": "no chunk was persisted before the run ended"}
+            refused = True
+        final = attempt(job, work, bool(episode["kills"]), None, launcher, threads, work / "log_final.txt")
+        episode["final_code"] = final["code"]
+        episode["equal_to_uninterrupted"] = final["code"] == 0 and snapshot(job.outputs(work)) == reference
+        episode["resumed_from"] = {p.name: (_meta(p) or {}).get("resumed_from") for p in job.records(work)}
+        if job.resume is not None and episode["kills"]:
+            for path in job.records(work):  # every persisted count short of the end is resumed from
+                name, starts, n = path.name, episode["resumed_from"][path.name], (_meta(path) or {}).get("n")
+                wanted = [kill["persisted"][name] for kill in episode["kills"]]
+                if {s for s in starts or [] if s and s != n} != {w for w in wanted if w and w != n}:
+                    out["problems"].append(f"{name}: resumed from {starts}, persisted at the kills {wanted}")
+        if not episode["equal_to_uninterrupted"]:
+            out["problems"].append(f"episode {len(out['episodes'])}: outputs differ from the uninterrupted run "
+                                   f"(code {final['code']}): {final['log'][-300:]}")
+        out["episodes"].append(episode)
+    eps = out["episodes"]
+    out["equal_to_uninterrupted"] = f"{sum(e['equal_to_uninterrupted'] for e in eps)}/{len(eps)}"
+    out["largest_persist_step"] = max((k["largest_persist_step"] for e in eps for k in e["kills"]), default=0)
+    out["refusal"] = next((e["refusal"] for e in eps if "refusal" in e), None)
+    return out
+
+
+def refusal(job: Job, work: Path, launcher: str, threads: int) -> dict:
+    """Resume after changing an input: refused, in one line naming the file, and nothing written."""
+    names, undo = job.change(work)
+    before = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith((".partial", ".meta.json"))}
+    run = attempt(job, work, True, None, launcher, threads, work / "log_refused.txt")
+    undo()
+    errors = [line for line in run["log"].splitlines() if "error" in line.lower()]
+    after = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith((".partial", ".meta.json"))}
+    message = errors[-1] if errors else ""
+    return {"code": run["code"], "message": message, "one_line": len(errors) == 1,
+            "names_the_file": names in message, "left_files_alone": before == after,
+            "ok": run["code"] == 2 and len(errors) == 1 and names in message and before == after}
+
+
+# ---- machine ----------------------------------------------------------------------------------------
+def machine() -> dict:
+    info = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name"))
+        flags = set(next(line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")))
+        info["cpu_flags"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+        info["avx512_bf16"] = "avx512_bf16" in flags
+    except (OSError, StopIteration):
+        pass
+    info["load_average"] = list(os.getloadavg())
+    return info
+
+
+def job_modules() -> dict[str, object]:
+    """The modules of :data:`JOB_MODULES`, each with ``JOBS`` (name -> builder(setup) -> Job),
+    ``add_arguments(parser)`` and ``setup(root, args) -> dict`` (``setup["record"]`` goes to the JSON)."""
+    return {name: importlib.import_module(name) for name in JOB_MODULES}
+
+
+def main(argv: list[str] | None = None) -> int:
+    modules = job_modules()
+    jobs = {job: module for module in modules.values() for job in module.JOBS}
+    p = argparse.ArgumentParser(prog="python -m benchmarks.kill_test", description=__doc__.split("\n\n")[0])
+    p.add_argument("--kills", type=int, default=20, help="kills per job")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", nargs="+", default=list(jobs), choices=list(jobs))
+    p.add_argument("--launcher", choices=["subprocess", "fork"], default="subprocess")
+    p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of the jobs")
+    p.add_argument("--work", help="work folder (default: a temporary one)")
+    p.add_argument("--out", default=str(RESULT))
+    for module in modules.values():
+        module.add_arguments(p)
+    args = p.parse_args(argv)
+    return run(args, jobs)
+
+
+def run(args, jobs: dict) -> int:
+    import tempfile
+
+    result = {"kills_per_job": args.kills, "seed": args.seed, "launcher": args.launcher, "threads": args.threads,
+              "machine": machine(), "setup": {}, "jobs": {}}
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+        root, setups = Path(tmp), {}
+        for name in args.jobs:
+            module = jobs[name]
+            if module.__name__ not in setups:
+                setups[module.__name__] = module.setup(root / module.__name__, args)
+                result["setup"][module.__name__] = setups[module.__name__]["record"]
+            job = module.JOBS[name](setups[module.__name__])
+            started = time.monotonic()
+            j = result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads)
+            j["wall_seconds"] = round(time.monotonic() - started, 1)
+            print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
+                  f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "
+                  f"{len(j['problems'])} problems", file=sys.stderr)
+        result = json.loads(json.dumps(result).replace(str(root), "WORK"))  # the temporary folder's name
+    ok = all(not j["problems"] and (j["refusal"] is None or j["refusal"]["ok"]) for j in result["jobs"].values())
+    result["ok"] = ok
+    if args.out:
+        from radscore.atomic import write_json_atomic
+
+        write_json_atomic(args.out, result)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
