@@ -100,14 +100,17 @@ def machine(d: dict, precision: str | None = None) -> str:
     """What a results JSON records of its machine, with "not recorded" for CPU class, GPU, precision and threads."""
     m = d.get("machine")
     device = d.get("device") or ("cuda" if d.get("accelerator") == "gpu" else None)
-    cpu = d.get("cpu") or (d.get("device_name") if device == "cpu" else None) or (m if isinstance(m, str) else None)
+    nested = m if isinstance(m, dict) else {}
+    cpu = (d.get("cpu") or (d.get("device_name") if device == "cpu" else None) or (m if isinstance(m, str) else None)
+           or nested.get("cpu"))
     cores = d.get("cpu_count") or d.get("cpus") or d.get("cores") or (m.get("cpus") if isinstance(m, dict) else None)
     cls = d.get("hardware_class")
     emulation = d.get("isa_emulation") or {}
     if cls and emulation.get("host_hardware_class"):
         cls = f"{cls} (on a {emulation['host_hardware_class']} host)"
-    if cls is None and d.get("native_bf16") is not None:
-        cls = NOT_RECORDED + (" (native bf16: yes)" if d["native_bf16"] else " (native bf16: no)")
+    native_bf16 = d["native_bf16"] if d.get("native_bf16") is not None else nested.get("avx512_bf16")
+    if cls is None and native_bf16 is not None:
+        cls = NOT_RECORDED + (" (native bf16: yes)" if native_bf16 else " (native bf16: no)")
     gpu = d.get("device_name") if device == "cuda" and d.get("device_name") else (
         "none (a CPU run)" if device == "cpu" else NOT_RECORDED)
     if d.get("accelerator") == "gpu" and not d.get("device_name"):
@@ -570,6 +573,50 @@ def ray(paths, data):
     return blocks
 
 
+def kill_test(paths, data):
+    blocks = []
+    for p in paths:
+        d = data[p.name]
+        rows = [[name, j.get("kills"), j.get("finished_before_kill"), j.get("corrupted_outputs"),
+                 j.get("equal_to_uninterrupted"), j.get("largest_persist_step") or "-",
+                 "-" if not j.get("refusal") else ("one line, names the file" if j["refusal"].get("ok") else "NOT OK"),
+                 num(j.get("wall_seconds"), 1)] for name, j in d.get("jobs", {}).items()]
+        body = [f"`python -m benchmarks.kill_test`: {d.get('kills_per_job')} SIGKILLs per job at seeded random points "
+                f"(seed {d.get('seed')}, {d.get('launcher')} launcher), then a resume or a rerun; "
+                f"overall {'passed' if d.get('ok') else 'FAILED'}.", "",
+                table(["job", "kills", "finished before the kill", "corrupted outputs", "equal to uninterrupted",
+                       "largest step lost", "changed input refused", "wall s"], rows),
+                "", "Each episode's kill times, what was on disk and the refusal messages are in the file."]
+        blocks.append(Block("Kill test", [p], "\n".join(body), is_synthetic(d)))
+    return blocks
+
+
+def resume(paths, data):
+    blocks = []
+    for p in paths:
+        d = data[p.name]
+        body = [f"`radscore score --out` on {d.get('pairs_source')}; {d.get('threads')} thread(s)."]
+        r = d.get("resume")
+        if r:
+            rows = [["full run", num(r["full"]["seconds"], 1), r["full"].get("records_persisted")],
+                    [f"killed at {r.get('kill_at_fraction_of_full_time')} of the full time",
+                     num(r["killed"]["seconds"], 1), r["killed"].get("records_persisted")],
+                    ["--resume", num(r["resume"]["seconds"], 1), r["resume"].get("records_persisted")]]
+            body += ["", f"Resume on {r.get('pairs'):,} pairs (NER `{r.get('ner', 'given')}`): the resumed run took "
+                     f"{num(r.get('resume_over_full_time'))} of the full run's time; resumed file equal to the full "
+                     f"run's byte for byte: {'yes' if r.get('resumed_equals_full_bytes') else 'NO'}.", "",
+                     table(["run", "seconds", "records complete"], rows)]
+        m = d.get("memory")
+        if m:
+            rows = [[k, v.get("chunk_size"), num(v.get("input_mib"), 1), num(v.get("peak_rss_mib"), 1),
+                     num(v.get("seconds"), 1)] for k, v in m.get("runs", {}).items()]
+            body += ["", f"Peak resident memory by corpus size ({m.get('models')}); the largest over the smallest: "
+                     f"{num(m.get('peak_rss_100000_over_1000'))}.",
+                     "", table(["pairs", "chunk", "input MiB", "peak RSS MiB", "seconds"], rows)]
+        blocks.append(Block("Streaming and resumed scoring", [p], "\n".join(body), is_synthetic(d)))
+    return blocks
+
+
 def autocast(paths, data):
     rows = []
     for p in paths:
@@ -675,7 +722,7 @@ SECTIONS = {
             "`checkpoints/ner/<config>/test_metrics.json` and its export's `metrics.json`. A training step's "
             "cost is under [Training cost and memory](#training-cost-and-memory)."),
     "scoring": ("Scoring speed and parity", "radscore against the released `ratescore` 0.6.0 package: speed, "
-                "score differences and sentence lists."),
+                "score differences and sentence lists; streaming, resumed and killed scoring runs."),
     "training": ("Training cost and memory", "A training step, the weight search, the memory model against "
                  "measured peaks, the predicted GPU-hours and the rehearsal on a GPU."),
 }
@@ -697,6 +744,8 @@ RENDERERS = [
     Renderer("scoring", ("splitter_soak.json",), splitter_soak),
     Renderer("scoring", ("ray.json",), ray),
     Renderer("scoring", ("autocast*.json",), autocast),
+    Renderer("scoring", ("resume.json",), resume),
+    Renderer("scoring", ("kill_test.json",), kill_test),
     Renderer("training", ("train_step.json",), train_step),
     Renderer("training", ("tune.json",), tune),
     Renderer("training", ("memory_probe_cpu_*.json",), memory_probe_cpu),

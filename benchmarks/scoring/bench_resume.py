@@ -11,7 +11,7 @@
         [--threads 1] [--skip-resume] [--skip-memory] [--out benchmarks/results/resume.json]
 
 The pairs are SYNTHETIC reports of 3-8 sentences drawn from same-anatomy sample reports (about 540
-characters, :func:`benchmarks.scoring.report_pairs.shuffled_reports`), one report per line. The
+characters, ``shuffled_reports`` of ``benchmarks.scoring.report_pairs``), one report per line. The
 memory runs use a tiny random NER export and encoder unless given (memory is what is measured;
 100,000 pairs through the sample NER would take hours on a 2-core CPU).
 """
