@@ -245,7 +245,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 def _run_options(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--chunk-size", "--ray-chunk-size", dest="chunk_size", type=int, default=None,
                    help="consecutive pairs scored and written together (one Ray task with --ray; --ray-chunk-size "
-                        "is its old name); default: a twentieth of the pairs, between 32 and 2,048")
+                        "is its old name); default: a fiftieth of the pairs, between 32 and 2,048")
     p.add_argument("--resume", action="store_true",
                    help=f"continue the killed run writing {out} from its last complete chunk (refused when the "
                         "inputs or the scorer differ); without it a run starts over")

@@ -303,7 +303,7 @@ def test_compare_resumes_every_system_to_the_uninterrupted_bytes(toy, tmp_path, 
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
 
 
-def test_the_default_chunk_is_a_twentieth_of_the_pairs_within_bounds():
+def test_the_default_chunk_is_a_fiftieth_of_the_pairs_within_bounds():
     from radscore.streaming import default_chunk_size
 
-    assert [default_chunk_size(n) for n in (0, 100, 1000, 1001, 40960, 100000)] == [32, 32, 50, 51, 2048, 2048]
+    assert [default_chunk_size(n) for n in (0, 100, 1000, 2000, 2001, 102400, 200000)] == [32, 32, 32, 40, 41, 2048, 2048]
