@@ -83,6 +83,7 @@ def _die_mid_write(write, limit: int = 4096) -> int:
     signal that ended the child (0 when ``write`` finished within the limit)."""
     import resource
     import signal
+    import sys
 
     pid = os.fork()
     if pid == 0:  # the child: no output anywhere a size limit applies, then the write
@@ -90,6 +91,7 @@ def _die_mid_write(write, limit: int = 4096) -> int:
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # pytest's capture writes to a file of its own
             signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
             write()
