@@ -30,7 +30,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
 from data.annotation import Report
 
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
@@ -180,7 +179,7 @@ def write_split(reports: list[Report], path: str | Path = SPLIT_FILE, salt: str 
                 held_out_anatomies=()) -> CorpusSplit:
     split = split_by_rule(reports, held_out_anatomies, salt)
     split.check(reports)
-    write_text_atomic(Path(path), json.dumps(to_json(split), indent=1) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(to_json(split), indent=1) + "\n", encoding="utf-8")
     return split
 
 

@@ -30,7 +30,6 @@ import math
 import random
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
 from data.annotation import AnnotationError, Report, parse_annotated, read_reports
 from data.synth import rewrites
 from data.synth.catalog import (CUE_MEANING_KINDS, ERROR_KINDS, LAYOUT_COUNTS, LAYOUT_KINDS, PLANNED_EDITS,
@@ -425,7 +424,7 @@ def write_fingerprint(out_dir: Path, value: str, seed: int, sizes: dict, split: 
     record = {"fingerprint": value, "seed": seed, "sizes": sizes}
     if split is not None:
         record["split"] = Path(split).name
-    write_text_atomic(out_dir / FINGERPRINT, json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out_dir / FINGERPRINT).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def stale_reason(out_dir: str | Path, paths: list[Path], seed: int = 0, sizes: dict | None = None) -> str | None:

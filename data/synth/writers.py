@@ -26,7 +26,6 @@ import json
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
-from radscore.atomic import atomic_open, write_text_atomic
 from data.synth import catalog
 from data.synth import edits
 from data.synth import mirror
@@ -43,7 +42,7 @@ CANDIDATE_KEYS = ("reference_id", "reference", "candidate", "candidate_sentences
 
 def _csv(path: Path, header: list[str], rows) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+    with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(header)
         w.writerows(rows)
@@ -51,14 +50,14 @@ def _csv(path: Path, header: list[str], rows) -> None:
 
 def _jsonl(path: Path, records) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(path, "w", encoding="utf-8") as fh:
+    with path.open("w", encoding="utf-8") as fh:
         for rec in records:
             fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
 
 
 def _json(path: Path, value) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(value, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def _manifest(rec: dict, set_name: str, labels: dict, **extra) -> dict:
@@ -244,7 +243,7 @@ def write_all(out_dir: Path, sets: dict, info: dict) -> None:
     write_er2(out_dir / "synthetic_er2", sets["radcliq"], sets["mrscore"])
     write_bleurt(out_dir / "synthetic_bleurt", sets["bleurt"])
     for folder, note in FOLDER_NOTES.items():
-        write_text_atomic(out_dir / folder / "README.md", f"# {folder}\n\n{note}\n", encoding="utf-8")
+        (out_dir / folder / "README.md").write_text(f"# {folder}\n\n{note}\n", encoding="utf-8")
     counts = {k: len(v) for k, v in sets.items()}
     counts["rexval"] = len(sets["rexval"]) * len(CANDIDATE_TYPES)
-    write_text_atomic(out_dir / "SYNTHETIC_README.md", _readme(info, counts), encoding="utf-8")
+    (out_dir / "SYNTHETIC_README.md").write_text(_readme(info, counts), encoding="utf-8")
