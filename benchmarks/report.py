@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from radscore.atomic import refuse_unfinished, write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "results.md"
@@ -754,10 +756,22 @@ RENDERERS = [
 ]
 
 
+def load_result(path: Path):
+    """One results JSON, or a one-line ValueError naming it when it is not whole: a run of it has not
+    completed (``refuse_unfinished`` of ``radscore.atomic``) or it does not parse (a benchmark killed
+    while writing it before its writes were atomic)."""
+    refuse_unfinished(path)
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not whole JSON ({err.__class__.__name__}); rerun the benchmark that "
+                         "writes it") from None
+
+
 def render(results: Path = RESULTS) -> str:
     """The whole page from the JSONs in ``results``."""
     paths = sorted(Path(results).glob("*.json"))
-    data = {p.name: json.loads(p.read_text()) for p in paths}
+    data = {p.name: load_result(p) for p in paths}
     claimed: dict[int, list[Path]] = {}
     unclaimed = []
     for p in paths:
@@ -804,7 +818,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    f"{out} (committed)", f"{out} (from the JSONs)"))
         print(f"{out} differs from what `python -m benchmarks.report` writes: run `make results`", file=sys.stderr)
         return 1
-    out.write_text(text)
+    write_text_atomic(out, text)
     print(f"wrote {out}")
     return 0
 

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from radscore.atomic import atomic_open, write_bytes_atomic, write_text_atomic
 from data.textfile import numbered_lines
 from data.ratings import RatingFormatError, group_of, read_jsonl
 from radscore.systems import ScoringSystem, ScoringSystemError
@@ -158,7 +159,7 @@ def drop_partial_last_line(path: Path) -> None:
         keep = raw[: raw.rfind(b"\n") + 1]
         print(f"{path}: dropping an unfinished last line ({len(raw) - len(keep)} bytes) left by a killed run",
               file=sys.stderr)
-        path.write_bytes(keep)
+        write_bytes_atomic(path, keep)
 
 
 class ReplyCache:
@@ -178,9 +179,7 @@ class ReplyCache:
     def put(self, key: str, reply: str) -> None:
         path = self.folder / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"reply": reply}, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)  # atomic: a killed run never leaves a half-written entry
+        write_text_atomic(path, json.dumps({"reply": reply}, ensure_ascii=False))  # a kill never leaves half an entry
 
 
 @dataclass
@@ -308,7 +307,7 @@ class ER2Generator:
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
                     fh.flush()
                     self.summary.written += 1
-        with failed_path.open("w", encoding="utf-8") as fh:
+        with atomic_open(failed_path, "w", encoding="utf-8") as fh:
             for rec in self.summary.failed:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
         if not self.summary.failed:

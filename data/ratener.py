@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from radscore.atomic import atomic_open
 from radscore.labels import ENTITY_TYPES, ID2LABEL, LABEL2ID
 from data.iob import Span, iob_to_spans, spans_to_iob
 from data.textfile import read_text
@@ -236,7 +237,7 @@ def list_subsets(source: str | Path) -> list[str]:
 
 def write_iob(path: str | Path, sentences: list[NERSentence]) -> None:
     """Write sentences as JSON lines ``{id, tokens, ner_tags (ints), …meta}``."""
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         for s in sentences:
             rec = {"id": s.id, "tokens": s.tokens, "ner_tags": [LABEL2ID[t] for t in s.tags], **s.meta}
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")

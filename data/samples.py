@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from radscore.atomic import atomic_open, write_text_atomic
 from radscore.labels import ID2LABEL, LABEL2ID
 from data.annotation import SECTIONS, STYLES, Report, read_reports
 from data.iob import iob_to_spans
@@ -75,16 +76,16 @@ def build_samples(reports_path: str | Path = REPORTS, out_dir: str | Path = RATE
             chosen = [r for r in splits[split] if source == "all" or r.style == source]
             sentences = [s for r in chosen for s in report_sentences(r)]
             write_iob(folder / f"{split}_IOB.json", sentences)
-            with open(folder / f"{split}_span.json", "w", encoding="utf-8") as fh:
+            with atomic_open(folder / f"{split}_span.json", "w", encoding="utf-8") as fh:
                 for r in chosen:
                     doc = to_span_docs(r.id, report_sentences(r))
                     fh.write(json.dumps(doc, ensure_ascii=False) + "\n")
             summary[source][split] = len(sentences)
     _write_json(out_dir / "idx2label.json", {str(i): l for i, l in ID2LABEL.items()})
     _write_json(out_dir / "label2idx.json", dict(LABEL2ID))
-    (out_dir / "README.md").write_text(README, encoding="utf-8")
+    write_text_atomic(out_dir / "README.md", README, encoding="utf-8")
     return summary
 
 
 def _write_json(path: Path, obj) -> None:
-    path.write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(obj, indent=1) + "\n", encoding="utf-8")

@@ -75,3 +75,34 @@ def pytest_collection_modifyitems(config, items):
     so the long trainings overlap the many short tests instead of running last on one worker."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: (item.path not in slow_files, not item.path.stem.endswith("_learns")))
+
+
+def _die_mid_write(write, limit: int = 4096) -> int:
+    """Run ``write()`` in a forked child that the kernel kills (SIGXFSZ) as soon as a file it writes
+    grows past ``limit`` bytes: a kill in the middle of the write, at a known byte. Returns the
+    signal that ended the child (0 when ``write`` finished within the limit)."""
+    import resource
+    import signal
+    import sys
+
+    pid = os.fork()
+    if pid == 0:  # the child: no output anywhere a size limit applies, then the write
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # pytest's capture writes to a file of its own
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+            write()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+
+
+@pytest.fixture
+def die_mid_write():
+    """``die_mid_write(write, limit=4096)``: run a writer in a child killed part-way through its file
+    (see ``_die_mid_write``); returns the signal that ended it."""
+    return _die_mid_write

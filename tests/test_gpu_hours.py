@@ -173,3 +173,25 @@ def test_the_docs_carry_the_cuda_probe_table_from_the_committed_jsons():
         import glob
 
         cuda_table(sorted(glob.glob(str(ROOT / "benchmarks/results/memory_probe_cpu_*.json")))[:1])
+
+
+def test_a_results_json_killed_mid_write_leaves_the_previous_one(tmp_path, die_mid_write):
+    """The results JSON is whole or absent: a run killed part-way through writing it leaves the previous
+    file, which the results page reads (and the page names a results JSON left cut short)."""
+    import signal
+
+    from benchmarks.report import load_result
+
+    probes = []
+    for k in range(40):  # the JSON of 40 rows is well past the 4 kB at which the writer is killed
+        path = tmp_path / f"memory_probe_cuda_{k}.json"
+        path.write_text(json.dumps(probe("configs/ner/iob_deberta_v3.yaml", 127_900 + k)))
+        probes.append(str(path))
+    out = tmp_path / "hours.json"
+    assert gpu_hours.main([probes[0], "--out", str(out)]) == 0
+    before = out.read_text()
+    assert die_mid_write(lambda: gpu_hours.main([*probes, "--out", str(out)])) == signal.SIGXFSZ
+    assert out.read_text() == before and len(load_result(out)["rows"]) == 1
+    out.write_text(before[: len(before) // 2])  # what a plain write killed part-way left
+    with pytest.raises(ValueError, match=r"hours\.json: not whole JSON"):
+        load_result(out)

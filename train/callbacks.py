@@ -22,6 +22,7 @@ from pathlib import Path
 import pytorch_lightning as pl
 from pytorch_lightning.callbacks import BasePredictionWriter, Callback
 
+from radscore.atomic import atomic_open, write_text_atomic
 from train.lightning.run_folder import RunFolder
 
 
@@ -31,8 +32,10 @@ def run_folder(trainer: pl.Trainer) -> RunFolder:
 
 
 def _write_lines(path: Path, lines) -> None:
+    """JSON lines, written whole or not at all (``atomic_open`` of ``radscore.atomic``): a kill
+    leaves the previous file, never part of the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with atomic_open(path, "w") as f:
         for line in lines:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
 
@@ -117,7 +120,7 @@ class Export(Callback):
             run = run_folder(trainer)
             metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test/")}
             run.path.mkdir(parents=True, exist_ok=True)
-            run.test_metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
+            write_text_atomic(run.test_metrics, json.dumps(metrics, indent=1, sort_keys=True) + "\n")
             if trainer.ckpt_path:
                 print(f"exported to {export_checkpoint(trainer.ckpt_path, run.export, metrics)}", flush=True)
         trainer.strategy.barrier()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import atomic_open, atomic_path, write_text_atomic
 from radscore.scoring import AffinityMatrix
 from train.evaluation.baselines import SHALLOW_LABEL, SHALLOW_NAME, TRIVIAL_LABELS
 from train.lightning.run_folder import RunFolder
@@ -107,7 +108,8 @@ def scatter(scores: np.ndarray, ratings: np.ndarray, path: Path, title: str, yla
     ax.set_ylabel(ylabel)
     ax.set_title(f"{title}\n{stats}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # the format from the final name: the temporary one ends in .tmp
+        fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or None)
     plt.close(fig)
 
 
@@ -275,12 +277,12 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
                                              "tune_report": tune_test},
               "tuned_matrix": tuned.to_official(), "timings_s": timings,
               "seconds_total": round(time.perf_counter() - t_all, 1)}
-    (out / "demo_report.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
-    with (out / "demo_predictions.jsonl").open("w", encoding="utf-8") as f:  # per held-out pair, every metric
+    write_text_atomic(out / "demo_report.json", json.dumps(report, indent=1, default=float) + "\n")
+    with atomic_open(out / "demo_predictions.jsonl", "w", encoding="utf-8") as f:  # per held-out pair, every metric
         for k, p in enumerate(test):
             f.write(json.dumps({"id": p.id, "group": p.group, "rating": p.rating, "target": sign * p.rating,
                                 "scores": {name: float(values[k]) for name, values in scores.items()}}) + "\n")
-    (out / "demo_table.md").write_text(table + "\n")
+    write_text_atomic(out / "demo_table.md", table + "\n")
     print("\n" + table + "\n")
     print(f"[demo] wrote {out / 'demo_table.md'}, {out / 'demo_report.json'}, {out / 'W_heatmap.png'} and "
           f"{len(rows)} scatter plots in {out}/; total {report['seconds_total']:.0f} s "

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau
 
+from radscore.atomic import write_text_atomic
 from data.ratings import read_er2_jsonl
 from train.evaluation.baselines import diff_hunks
 
@@ -58,7 +59,7 @@ def main(argv=None) -> dict:
                         "kendall_within_reference": float(kendalltau(centred(x, groups), centred(totals, groups)).statistic)}
     print(json.dumps(report, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    write_text_atomic(Path(args.out), json.dumps(report, indent=1) + "\n")
     return report
 
 

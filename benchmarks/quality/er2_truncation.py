@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "er2_truncation.json"
 
@@ -117,7 +119,7 @@ def main(argv=None) -> None:
             print(f"  {name:6} {part['pairs']:5d} {part['candidates']:5d}  {m['pair_accuracy']:9.3f} "
                   f"{s['pair_accuracy']:11.3f}  {m['kendall']:9.3f} {s['kendall']:11.3f}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
     print(f"wrote {out}")
 
 

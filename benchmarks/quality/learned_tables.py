@@ -55,6 +55,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import refuse_unfinished, write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learned_tables.json"
 MARKDOWN = ROOT / "benchmarks" / "results" / "learned_tables.md"
@@ -74,6 +76,10 @@ def read_lines(path: Path) -> list[dict]:
     if not path.is_file():
         raise SystemExit(f"{path}: missing (a run gets it after its test: python -m train test "
                          "--config <its configs> --ckpt_path <run>/ckpt/<best>.ckpt)")
+    try:
+        refuse_unfinished(path)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
     out = []
     for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -423,9 +429,9 @@ def main(argv=None) -> int:
         argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
         data = build(args, f"python -m benchmarks.quality.learned_tables {argv_text}".strip())
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=1) + "\n")
+        write_text_atomic(out, json.dumps(data, indent=1) + "\n")
     text = render(data)
-    Path(args.markdown).write_text(text + "\n", encoding="utf-8")
+    write_text_atomic(Path(args.markdown), text + "\n", encoding="utf-8")
     print(text)
     print(f"wrote {args.markdown}" + ("" if args.from_json else f" and {out}"))
     return 0

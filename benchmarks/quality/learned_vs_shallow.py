@@ -57,6 +57,8 @@ import json
 import sys
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
 SHALLOW = "shallow_ridge"
@@ -407,7 +409,7 @@ def main(argv=None) -> None:
     if not args.run and not args.run_unseen and not args.demo and not args.demo_unseen and not args.shallow_only:
         p.error("nothing to read: give --run, --run-unseen and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
     for metric, seeds in data.items():
         for seed, e in seeds.items():
             for side in ("test", "test_unseen"):

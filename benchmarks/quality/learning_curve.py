@@ -48,6 +48,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
 SHALLOW = "shallow_ridge"
@@ -254,7 +256,7 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
                     f"{s} val {point['val'][s]:.3f} shallow {before[s]:.3f} -> {shallow[s]:.3f} (gap {point['gap'][s]:+.3f})"
                     for s in stats.values()))
             retrend(entry)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
     return lines
 
 
@@ -416,7 +418,7 @@ def main(argv=None) -> None:
     entry.update(points)
     measured = retrend(entry)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
     stats = list(METRICS[args.metric][2].values())
     print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff n-grams and counts, "
           "fitted on the same training rows")

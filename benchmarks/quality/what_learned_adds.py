@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "what_learned_adds.json"
 ROWS = {"er2score": "synthetic_er2/radcliq_synthetic.jsonl",
@@ -193,7 +195,7 @@ def main(argv=None) -> None:
         result["command"] = f"python -m benchmarks.quality.what_learned_adds --run {spec}"
         data["runs"][f"{metric}={run}"] = result
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")  # after each run: a kill keeps it
+        write_text_atomic(args.out, json.dumps(data, indent=1, sort_keys=True) + "\n")  # after each run: a kill keeps it
         print(f"{metric} {run}: " + ", ".join(f"{k} {v:.3f}" for k, v in result["kendall"].items())
               + "; stacked " + ", ".join(f"{k} {v:.3f}" for k, v in result["stacked_kendall"].items()))
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from radscore.atomic import write_text_atomic
 from benchmarks.scoring.hardware import ROOT, cpu_class, device_facts, result_path
 from benchmarks.scoring.report_pairs import sample_pairs
 
@@ -138,7 +139,7 @@ def main(argv=None) -> None:
     result = measure(args)
     out = Path(args.out) if args.out else result_path(result, "autocast")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
     print(f"\n{result['device_name']}: {result['pairs']} sample pairs, batch size {result['batch_size']}, "
           f"best of {result['repeats']}")
     for s in SETTINGS:

@@ -81,6 +81,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
 from benchmarks.scoring.compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
 from benchmarks.scoring.hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class,
                                          cpu_name, device_facts, emulate_in_result, isa_is_applied, rerun_capped,
@@ -527,7 +528,7 @@ def main(argv=None) -> None:
     result = benchmark(args)
     args.out = args.out or str(result_path(result))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
     print_table(result)
     print(f"wrote {args.out}")
 

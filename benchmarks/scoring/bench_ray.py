@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -79,7 +81,7 @@ def main(argv=None) -> None:
     for key, value in result.items():
         print(f"{key:40s} {value:.4g}" if isinstance(value, float) else f"{key:40s} {value}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

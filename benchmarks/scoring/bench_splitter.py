@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "benchmarks" / "scoring" / "rush_driver.py"
 
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{t['released_ms_per_report']:.2f}, radscore rush {t['ms_per_report_warm']:.3f} warm, "
           f"{t['ms_per_report_first_pass']:.3f} on a fresh splitter's first pass")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_text_atomic(Path(args.out), json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
     return 0
 

@@ -21,6 +21,8 @@ import platform
 import time
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -75,7 +77,7 @@ def main(argv=None) -> None:
     result = soak(args.sentences, args.every, args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
     print(f"RSS after warm-up {result['rss_after_warmup_mib']:.1f} MiB, last {result['rss_last_mib']:.1f} MiB "
           f"({result['rss_growth_after_warmup_mib']:+.1f}); {result['seconds']:.0f} s; wrote {out}")
 

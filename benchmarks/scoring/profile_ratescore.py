@@ -50,6 +50,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
 from benchmarks.scoring.compute_floor import bert_flops, sample_gemm
 from benchmarks.scoring.hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, device_facts,
                                          emulate_in_result, isa_is_applied, rerun_capped, result_path,
@@ -369,7 +370,7 @@ def main(argv=None) -> None:
         else:
             out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_trace_{result['hardware_class']}.json")
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=1) + "\n")
+        write_text_atomic(out, json.dumps(result, indent=1) + "\n")
         print_trace(result)
         print(f"wrote {out}")
         return
@@ -394,7 +395,7 @@ def main(argv=None) -> None:
     check_capability(result, args.emulate_isa, "the profile")
     out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_profile_{result['hardware_class']}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
     print_table(result)
     print(f"wrote {out}")
 

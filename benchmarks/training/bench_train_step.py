@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from radscore.atomic import write_text_atomic
 from train.lightning.precision import cpu_has_native_bf16
 from train.ner.data import NERDataModule
 from train.ner.modules import IOBTagger
@@ -85,7 +86,7 @@ def main(argv=None) -> dict:
         report["settings"][name] = r
         print(f"{name:<26}{r['step']:>9.3f}{r['forward']:>9.3f}{r['backward']:>9.3f}{r['optimizer']:>10.3f}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_text_atomic(Path(args.out), json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")
     return report
 

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import write_text_atomic
+
 
 def synthetic_pairs(n: int, folder: Path):
     from data.rate_eval import read_rate_eval_task2
@@ -139,7 +141,7 @@ def main() -> None:
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
     rows = [
         ("pairs (SYNTHETIC)", f"{len(pairs)}"),
         ("precompute", f"{t_pre:.1f} s" + (" (cache of an earlier run)" if cached else " (cold)")),

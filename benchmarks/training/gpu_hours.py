@@ -38,6 +38,7 @@ import json
 import sys
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
 from train.lightning.memory import GIB
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps({"rows": rows, "inputs": [str(p) for p in paths],
-                                           "note": __doc__.split("\n\n")[2].replace("\n", " ")}, indent=2) + "\n")
+        write_text_atomic(Path(a.out), json.dumps({"rows": rows, "inputs": [str(p) for p in paths],
+                                                   "note": __doc__.split("\n\n")[2].replace("\n", " ")}, indent=2) + "\n")
         print(f"wrote {a.out}")
     return 0
 

@@ -160,3 +160,114 @@ def test_a_checkpoint_that_would_run_code_is_refused_not_executed(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "train", "export", str(ckpt), "--out", str(tmp_path / "o2")],
                           env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and "refused to load" in proc.stderr and not marker.exists()
+
+
+def _fake_export(folder: Path, tag: str) -> None:
+    from radscore.export import write_manifest
+
+    write_manifest(folder, "ner-iob", tag=tag)
+    (folder / "model.safetensors").write_bytes(tag.encode() * 1000)
+
+
+def _killed_at_first_rename(write, out: Path) -> int:
+    """Run ``write()`` in a forked child that SIGKILLs itself right after the first ``os.replace`` of
+    a folder beside ``out`` (the files renamed inside the staging folder go through): with two
+    renames, the instant between them."""
+    import signal
+
+    real = os.replace
+
+    def replace(src, dst):
+        folder = Path(src).parent == out.parent and Path(src).is_dir()
+        real(src, dst)
+        if folder:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.replace = replace
+            write()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+
+
+def test_an_export_killed_while_taking_the_place_of_the_previous_one_leaves_a_whole_export(tmp_path):
+    """The previous export and the new one trade places in one step: a kill at any point of the swap
+    leaves a whole export under the name (here the new one) and the next export cleans up."""
+    out = tmp_path / "exp"
+    with staged_export(out) as folder:
+        _fake_export(folder, "old")
+
+    def export_new():
+        with staged_export(out) as folder:
+            _fake_export(folder, "new")
+
+    assert _killed_at_first_rename(export_new, out) == 9
+    assert read_manifest(out)["tag"] in ("old", "new")
+    assert (out / "model.safetensors").read_bytes() == read_manifest(out)["tag"].encode() * 1000
+    export_new()
+    assert read_manifest(out)["tag"] == "new" and _staging(tmp_path) == []
+
+
+def test_where_folders_cannot_trade_places_a_kill_between_the_renames_is_named(tmp_path, monkeypatch):
+    import train.release.base as base
+
+    out = tmp_path / "exp"
+    with staged_export(out) as folder:
+        _fake_export(folder, "old")
+    monkeypatch.setattr(base, "exchange", lambda a, b: False)
+
+    def export_new():
+        with staged_export(out) as folder:
+            _fake_export(folder, "new")
+
+    assert _killed_at_first_rename(export_new, out) == 9
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"exp: an export was killed while replacing this one; the previous "
+                                         r"export is .*\.radscore-export-exp-old-"):
+        base.check_export_folder(out)
+    export_new()  # puts the previous one back first, then replaces it
+    assert base.check_export_folder(out)["tag"] == "new" and _staging(tmp_path) == []
+
+
+def test_a_half_written_export_is_named_by_its_readers(tmp_path):
+    """An export with no manifest, an unfinished staging folder where none is: publish, the bundle
+    writer and the tuner's precomputation name it instead of loading or copying it."""
+    from radscore.scoring import AffinityMatrix
+    from train.release.base import check_export_folder
+    from train.release.bundle import write_bundle
+    from train.release.publish import publish
+    from train.tune.precompute import ScorerSettings, precompute
+
+    ner = tmp_path / "ner"
+    staging = tmp_path / f"{STAGING_PREFIX}ner-abc123"
+    staging.mkdir()
+    (staging / "config.json").write_text("{}")  # killed before the manifest: no export under the name
+    for load in (lambda: check_export_folder(ner), lambda: publish(ner, "you/ner", dry_run=True),
+                 lambda: write_bundle(tmp_path / "bundle", str(ner), "you/encoder", AffinityMatrix.builtin("long")),
+                 lambda: precompute(["a"], ["b"], ScorerSettings(ner=str(ner)), tmp_path / "cache", progress=False)):
+        with pytest.raises(ValueError, match=r"ner: a half-written export \(.*\.radscore-export-ner-abc123 was never"):
+            load()
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_a_bundle_killed_while_taking_the_place_of_the_previous_one_leaves_a_whole_bundle(tmp_path):
+    from radscore.scoring import AffinityMatrix
+    from train.release.base import check_export_folder
+    from train.release.bundle import write_bundle
+
+    out = tmp_path / "bundle"
+    write_bundle(out, "you/ner-old", "you/encoder", AffinityMatrix.builtin("long"))
+    before = _snapshot(out)
+    assert _killed_at_first_rename(lambda: write_bundle(out, "you/ner-new", "you/encoder",
+                                                        AffinityMatrix.builtin("short")), out) == 9
+    manifest = check_export_folder(out, "ratescore")
+    if manifest["ner"] == "you/ner-old":
+        assert _snapshot(out) == before
+    else:
+        assert manifest["ner"] == "you/ner-new"
+        assert AffinityMatrix.load(out / manifest["affinity_matrix"]) == AffinityMatrix.builtin("short")
+

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from radscore.atomic import atomic_open, write_text_atomic
 from train.ablations.paper import PaperTable
 
 MEASURED, NEEDS_PAPER = "measured", "needs the paper profile"
@@ -125,7 +126,7 @@ def write_csv(table: Table, path: Path) -> None:
     def num(v):
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(float(v))
 
-    with path.open("w", encoding="utf-8", newline="") as fh:
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(csv_header(table))
         for row in table.rows:
@@ -157,10 +158,10 @@ def write_table(table: Table, out_dir: Path, extra: dict | None = None) -> dict[
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {ext: out_dir / f"{table.paper.name}.{ext}" for ext in ("md", "csv", "json")}
-    paths["md"].write_text(to_markdown(table), encoding="utf-8")
+    write_text_atomic(paths["md"], to_markdown(table), encoding="utf-8")
     write_csv(table, paths["csv"])
-    paths["json"].write_text(json.dumps(to_dict(table, extra), indent=1, default=_jsonable) + "\n",
-                             encoding="utf-8")
+    write_text_atomic(paths["json"], json.dumps(to_dict(table, extra), indent=1, default=_jsonable) + "\n",
+                                     encoding="utf-8")
     return paths
 
 

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from radscore.atomic import write_text_atomic
 from radscore.export import MANIFEST
 from train.ablations.profile import ProfileError, RunSpec
 from train.ablations.resources import ResourceUnavailable, RowUnavailable, check_run_resources
@@ -273,10 +274,9 @@ class RunManager:
         trained on that subset, else its exported checkpoint tested there (cached in the run folder)."""
         if str(result.config.get("data.init_args.subset", "all")) == subset:
             return result.test_metrics
-        from radscore.export import read_manifest
-        from train.release.base import find_checkpoint
+        from train.release.base import check_export_folder, find_checkpoint
 
-        ckpt = Path(read_manifest(result.export).get("checkpoint") or "")
+        ckpt = Path(check_export_folder(result.export).get("checkpoint") or "")
         if not ckpt.is_file():
             try:
                 ckpt = find_checkpoint(result.run_dir)
@@ -285,7 +285,10 @@ class RunManager:
         key = {"checkpoint": str(ckpt), "mtime": ckpt.stat().st_mtime, "subset": subset}
         cache = result.run_dir / "ablations" / f"test_metrics_{subset}.json"
         if cache.is_file():
-            saved = json.loads(cache.read_text())
+            try:
+                saved = json.loads(cache.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError):  # cut short by a kill before its writes were atomic
+                saved = {}
             if saved.get("key") == key:
                 return saved["metrics"]
         self._say(f"testing {result.spec.run_name} on the {subset!r} test split ({ckpt})")
@@ -304,7 +307,7 @@ class RunManager:
                                 weights_only=True)
         metrics = {k: float(v) for k, v in (out[0] if out else {}).items()}
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"key": key, "metrics": metrics}, indent=1, sort_keys=True) + "\n")
+        write_text_atomic(cache, json.dumps({"key": key, "metrics": metrics}, indent=1, sort_keys=True) + "\n")
         return metrics
 
     def summary(self, names=None) -> list[dict]:
@@ -323,7 +326,7 @@ class RunManager:
 
 
 def _metrics(run_dir: Path) -> dict:
-    return {k: float(v) for k, v in json.loads(RunFolder(run_dir).test_metrics.read_text()).items()}
+    return {k: float(v) for k, v in RunFolder(run_dir).read_test_metrics().items()}
 
 
 def _pump(stream, log, tail: bytearray, echo: bool) -> None:

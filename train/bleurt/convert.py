@@ -172,16 +172,21 @@ def load_tokenizer(backbone: str):
 
 
 def convert(source: str, out_dir: str | Path) -> Path:
-    """Write a converted BLEURT checkpoint (weights as safetensors and tokenizer) to ``out_dir``."""
+    """Write a converted BLEURT checkpoint (weights as safetensors and tokenizer) to ``out_dir``.
+
+    Written whole into a hidden sibling folder that then takes the place of ``out_dir`` (``staged_export``
+    of ``train.release.base``): a kill leaves the previous conversion or the new one, never a mix. An
+    existing ``out_dir`` is replaced only when empty or a model folder (it holds ``config.json``)."""
+    from train.release.base import staged_export
+
     folder = bleurt_folder(source)
     if folder is None:
         raise ValueError(f"{source}: not a BLEURT (bleurt-pytorch) checkpoint: its config.json "
                          "must say model_type 'bleurt'")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    convert_bleurt_model(folder).save_pretrained(out_dir)
-    convert_bleurt_tokenizer(folder).save_pretrained(out_dir)
-    return out_dir
+    with staged_export(out_dir, marker="config.json") as staging:
+        convert_bleurt_model(folder).save_pretrained(staging)
+        convert_bleurt_tokenizer(folder).save_pretrained(staging)
+    return Path(out_dir)
 
 
 def main(argv: list[str]) -> int:

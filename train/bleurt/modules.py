@@ -120,7 +120,9 @@ class ClinicalBLEURTRegressor(ParameterCounts, EvalStages, pl.LightningModule):
     def export_files(self, folder, state: dict) -> dict:
         """A standard ``*ForSequenceClassification`` model with one output and its tokenizer; the
         manifest fields say how it reads its input (``max_length`` and the length rule, the template,
-        the candidate format) and the target it was trained on (formula and weights)."""
+        the candidate format) and the target it was trained on (formula and weights).
+        ``folder`` is the hidden staging folder of ``staged_export`` of ``train.release.base``, which takes
+        the export's place whole once the manifest is written."""
         from data.clinical_bleurt import check_weights
         from train.bleurt.convert import load_tokenizer
 

@@ -48,6 +48,7 @@ from statistics import median
 
 import torch
 
+from radscore.atomic import write_text_atomic
 from train.lightning.architectures import BLEURT, REAL, architecture, bleurt_hf_config
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
 from train.lightning.module import adamw_kernel, enable_activation_checkpointing, fused_adamw_supported
@@ -579,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(r))
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(r, indent=2) + "\n")
+        write_text_atomic(Path(a.out), json.dumps(r, indent=2) + "\n")
         print(f"wrote {a.out}")
     return 0
 

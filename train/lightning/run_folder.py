@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from radscore.atomic import refuse_unfinished
+
 BEST_FILENAME = "best-{epoch:02d}-{step}"  # ModelCheckpoint's filename template (no .ckpt)
 CHECKPOINTS = Path("checkpoints")
 CONFIGS = "configs"
@@ -111,8 +113,16 @@ class RunFolder:
         return self.path / "test_predictions.jsonl"
 
     def read_test_metrics(self) -> dict:
-        """``test_metrics.json`` as a dict; empty when the run wrote none."""
-        return json.loads(self.test_metrics.read_text()) if self.test_metrics.is_file() else {}
+        """``test_metrics.json`` as a dict; empty when the run wrote none; a ValueError naming a file
+        a killed run left half-written (``refuse_unfinished`` of ``radscore.atomic``)."""
+        refuse_unfinished(self.test_metrics)
+        if not self.test_metrics.is_file():
+            return {}
+        try:
+            return json.loads(self.test_metrics.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ValueError(f"{self.test_metrics}: not whole JSON (a run killed while writing it?); "
+                             "not loading it") from None
 
     def checkpoint(self) -> Path:
         """The newest best checkpoint, else ``last.ckpt``; FileNotFoundError when there is neither."""

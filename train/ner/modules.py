@@ -97,7 +97,9 @@ class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
     def export_files(self, folder: Path, state: dict) -> dict:
         """IOB: a standard token-classification folder (``config.json`` with the SPEC ``id2label``,
         weights, tokenizer) that the released ``ratescore`` package also loads unchanged; span: the
-        encoder folder plus ``span_head.safetensors`` and ``span_head.json``. Returns the manifest fields."""
+        encoder folder plus ``span_head.safetensors`` and ``span_head.json``. Returns the manifest fields.
+        ``folder`` is the hidden staging folder of ``staged_export`` of ``train.release.base``, which takes
+        the export's place whole once the manifest is written."""
         from transformers import AutoTokenizer
 
         self.model.save_pretrained(folder)

@@ -8,18 +8,21 @@ import json
 import shutil
 from pathlib import Path
 
+from radscore.atomic import TMP_SUFFIX, write_text_atomic
 from radscore.bundle import KIND, MATRIX_FILE
 from radscore.export import write_manifest
 from radscore.models import PACKAGED_MINILM
 from radscore.scoring import AffinityMatrix
-from train.release.base import staged_export
+from train.release.base import refuse_unfinished_export, staged_export
 
 
 def _include(source: str, staging: Path, name: str) -> str:
     """A local folder is copied into the bundle (its name is recorded); anything else is a Hub id or
-    the packaged MiniLM, recorded as it is."""
+    the packaged MiniLM, recorded as it is. What an export killed half-way left is refused
+    (``refuse_unfinished_export`` of ``train.release.base``), never copied."""
+    refuse_unfinished_export(source)
     if source != PACKAGED_MINILM and Path(source).is_dir():
-        shutil.copytree(source, staging / name, ignore=shutil.ignore_patterns(".radscore-export-*"))
+        shutil.copytree(source, staging / name, ignore=shutil.ignore_patterns(".radscore-export-*", f"*{TMP_SUFFIX}"))
         return name
     return source
 
@@ -33,7 +36,7 @@ def write_bundle(out: str | Path, ner: str, encoder: str, matrix: AffinityMatrix
         ner_entry = _include(str(ner), staging, "ner")
         encoder_entry = _include(str(encoder), staging, "encoder")
         matrix.save(staging / MATRIX_FILE)
-        (staging / "metrics.json").write_text(json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
+        write_text_atomic(staging / "metrics.json", json.dumps(metrics or {}, indent=1, sort_keys=True) + "\n")
         # a local encoder is copied in and named by its folder: no local path in the manifest (publish uploads it)
         write_manifest(staging, KIND, ner=ner_entry, encoder=encoder_entry, base_model=encoder_entry,
                        affinity_matrix=MATRIX_FILE, penalty=penalty, splitter=splitter, pooling=pooling,

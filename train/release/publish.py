@@ -29,8 +29,9 @@ import sys
 from pathlib import Path
 
 from radscore import registry
-from radscore.export import read_manifest
+from radscore.atomic import write_text_atomic
 from radscore.models import PACKAGED_MINILM
+from train.release.base import check_export_folder
 
 CARD = "README.md"
 # The packaged model is a copy of this Hub model; a card names the Hub id.
@@ -267,7 +268,7 @@ def publish(folder: str | Path, repo_id: str, private: bool = False, dry_run: bo
     folder = Path(folder)
     if "/" not in repo_id or repo_id.count("/") != 1:
         raise PublishError(f"repo id {repo_id!r} must look like 'user-or-org/name'")
-    manifest = read_manifest(folder)
+    manifest = check_export_folder(folder)
     if manifest.get("kind") not in TASKS:
         raise PublishError(f"{folder}: export kind {manifest.get('kind')!r} cannot be published")
     card = model_card(folder, manifest, repo_id, license, datasets)  # refuses unknown data first
@@ -289,7 +290,7 @@ def publish(folder: str | Path, repo_id: str, private: bool = False, dry_run: bo
         if not token:
             raise PublishError("no Hugging Face token: set HF_TOKEN or run `hf auth login` first")
         api = HfApi(token=token)
-    (folder / CARD).write_text(card, encoding="utf-8")
+    write_text_atomic(folder / CARD, card)
     url = api.create_repo(repo_id=repo_id, private=private, exist_ok=True, repo_type="model")
     api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
                       commit_message=f"radscore {manifest['kind']} export")

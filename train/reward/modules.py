@@ -219,7 +219,8 @@ class ER2RewardModel(ParameterCounts, EvalStages, pl.LightningModule):
     # --- export: base model id + adapter with its head + scoring system + prompt template -------------
     def export_files(self, folder, state: dict) -> dict:
         """What ``radscore.ER2Score(folder)`` loads (:meth:`radscore.reward_model.MultiRewardModel.save`);
-        returns the manifest fields."""
+        returns the manifest fields. ``folder`` is the hidden staging folder of ``staged_export`` of ``train.release.base``, which takes
+        the export's place whole once the manifest is written."""
         system = self.system
         self.reward.save(folder)
         return {"base_model": self.hparams.backbone, "system": system.name, "heads": list(system.items),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from radscore.atomic import atomic_path
 from radscore.labels import ENTITY_TYPES
 from radscore.scoring import (PENALTY_MODES, AffinityMatrix, cosine_matrix, direction_from_similarity,
                               penalty_mask, resolve_matrix, type_indices)
@@ -61,10 +61,11 @@ def cache_key(**parts) -> str:
 
 
 def _atomic_write(path: Path, write) -> None:
+    """``write(tmp)`` to a temporary name beside ``path``, renamed to ``path`` when it returns
+    (``atomic_path`` of ``radscore.atomic``): a killed precomputation leaves the previous cache."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        write(tmp)
 
 
 class EntityCache:
@@ -278,6 +279,9 @@ def precompute(references: Sequence[str], candidates: Sequence[str], settings: S
     cache_dir = Path(cache_dir)
     from radscore.splitter import splitter_name
 
+    from train.release.base import refuse_unfinished_export
+
+    refuse_unfinished_export(settings.ner)  # a half-written NER export is neither hashed nor loaded
     ner_identity = {"ner": model_identity(settings.ner), "splitter": splitter_name(settings.splitter)}
     enc_identity = {"encoder": model_identity(settings.encoder), "pooling": settings.pooling,
                     "max_length": ENTITY_MAX_LENGTH}

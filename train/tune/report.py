@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.atomic import atomic_path, write_text_atomic
 from radscore.labels import ENTITY_TYPES
 from radscore.scoring import AffinityMatrix
 from train.evaluation.metaeval import correlation_with_ci
@@ -122,7 +123,8 @@ def heatmap(matrix: AffinityMatrix, path: Path, title: str) -> None:
     ax.set_title(f"{title}\npenalty p (neg_weight) = {p:.3f}", fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="W")
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # the format from the final name: the temporary one ends in .tmp
+        fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or None)
     plt.close(fig)
 
 
@@ -152,12 +154,13 @@ def history_plot(numbers: list[int], values: list[float], path: Path, title: str
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # the format from the final name: the temporary one ends in .tmp
+        fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or None)
     plt.close(fig)
 
 
 def write_report(path: Path, report: dict) -> None:
-    path.write_text(json.dumps(report, indent=1, default=_jsonable) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(report, indent=1, default=_jsonable) + "\n", encoding="utf-8")
 
 
 def _jsonable(value):
