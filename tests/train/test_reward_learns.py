@@ -64,7 +64,7 @@ def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
           f"{trained['val/kendall']:.3f}; Spearman {trained['val/spearman']:.3f}")
     assert pairs >= 100
     # Generator v3, 129 validation pairs, where BLEU-4 and unigram F1 reach 0.729 and the shallow learner
-    # 0.884 (RewardDataModule.baseline_metrics("val")). Measured on a 2-core AVX2 CPU, where bf16-mixed
+    # 0.884 (``split_baselines`` of ``train.evaluation.beside`` on the val rows). Measured on a 2-core AVX2 CPU, where bf16-mixed
     # falls back to fp32: 0.767 (Kendall 0.233) in 143 s on 2 threads; one thread each: lr 5e-4 0.791,
     # batch 4 0.744, three candidates per report 0.745 on 192 pairs, lr 2e-3 0.651. The 0.8 this
     # test asked before held on the AVX512-BF16 class (bf16) only. So: a gain of 0.15 over the untrained
