@@ -597,14 +597,15 @@ def resume(paths, data):
     blocks = []
     for p in paths:
         d = data[p.name]
-        body = [f"`radscore score --out` on {d.get('pairs_source')}; {d.get('threads')} thread(s)."]
+        body = [f"`radscore score --out` on {d.get('pairs_source')}."]
         r = d.get("resume")
         if r:
             rows = [["full run", num(r["full"]["seconds"], 1), r["full"].get("records_persisted")],
                     [f"killed at {r.get('kill_at_fraction_of_full_time')} of the full time",
                      num(r["killed"]["seconds"], 1), r["killed"].get("records_persisted")],
                     ["--resume", num(r["resume"]["seconds"], 1), r["resume"].get("records_persisted")]]
-            body += ["", f"Resume on {r.get('pairs'):,} pairs (NER `{r.get('ner', 'given')}`): the resumed run took "
+            body += ["", f"Resume on {r.get('pairs'):,} pairs (NER `{r.get('ner', 'given')}`, {r.get('threads')} threads, "
+                     f"chunks of {r['full'].get('chunk_size')}): the resumed run took "
                      f"{num(r.get('resume_over_full_time'))} of the full run's time; resumed file equal to the full "
                      f"run's byte for byte: {'yes' if r.get('resumed_equals_full_bytes') else 'NO'}.", "",
                      table(["run", "seconds", "records complete"], rows)]
@@ -612,7 +613,8 @@ def resume(paths, data):
         if m:
             rows = [[k, v.get("chunk_size"), num(v.get("input_mib"), 1), num(v.get("peak_rss_mib"), 1),
                      num(v.get("seconds"), 1)] for k, v in m.get("runs", {}).items()]
-            body += ["", f"Peak resident memory by corpus size ({m.get('models')}); the largest over the smallest: "
+            body += ["", f"Peak resident memory by corpus size ({m.get('models')}; {m.get('threads')} thread); "
+                     f"the largest over the smallest: "
                      f"{num(m.get('peak_rss_100000_over_1000'))}.",
                      "", table(["pairs", "chunk", "input MiB", "peak RSS MiB", "seconds"], rows)]
         blocks.append(Block("Streaming and resumed scoring", [p], "\n".join(body), is_synthetic(d)))

@@ -141,16 +141,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(RESULT))
     args = p.parse_args(argv)
     result = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
-    result.update({"machine": machine(), "threads": args.threads,
+    for section in ("resume", "memory"):  # each section keeps the thread count it was measured with
+        if section in result:
+            result[section].setdefault("threads", result.get("threads"))
+    result.pop("threads", None)
+    result.update({"machine": machine(),
                    "pairs_source": "SYNTHETIC: shuffled_reports (3-8 sentences of same-anatomy sample reports), "
                                    "seeds 1 (candidates) and 2 (references)"})
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         if not args.skip_resume:
-            result["resume"] = {**resume_measurement(args, Path(tmp)), "ner": args.ner, "encoder": args.encoder}
+            result["resume"] = {**resume_measurement(args, Path(tmp)), "ner": args.ner, "encoder": args.encoder,
+                                "threads": args.threads}
             print(f"resume: {result['resume']['resume_over_full_time']} of the full run's time", file=sys.stderr)
         if not args.skip_memory:
             memory = memory_measurement(args, Path(tmp))
             result.setdefault("memory", {"runs": {}})["models"] = memory["models"]
+            result["memory"]["threads"] = args.threads
             result["memory"]["runs"].update(memory["runs"])
             runs = result["memory"]["runs"]
             if "1000" in runs and "100000" in runs:
