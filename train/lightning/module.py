@@ -7,8 +7,6 @@ import random
 
 import torch
 
-from radscore.reward_model import HALF_DTYPES
-
 
 class EvalStages:
     """Routes ``validation_step``/``test_step`` to ``self._eval_step(stage, batch)`` and the epoch
@@ -46,7 +44,8 @@ class ParameterCounts:
         trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
         for logger in self.loggers:
             logger.log_hyperparams({"params/total": total, "params/trainable": trainable})
-        half = sum(p.numel() for p in self.parameters() if p.requires_grad and p.dtype in HALF_DTYPES)
+        half = sum(p.numel() for p in self.parameters() if p.requires_grad and p.is_floating_point()
+                   and torch.finfo(p.dtype).bits == 16)
         precision = str(getattr(self.trainer, "precision", ""))
         if half and precision not in PURE_HALF_PRECISIONS:
             rank_zero_warn(f"{half:,} of the {trainable:,} trainable parameters are 16-bit under precision "
