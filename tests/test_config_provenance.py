@@ -10,7 +10,7 @@ from train.lightning.configs import config_chain
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_CONFIGS = sorted(p for d in ("ner", "tune", "reward", "bleurt") for p in (ROOT / "configs" / d).rglob("*.yaml")
-                       if "sample" not in p.name) + [ROOT / "configs" / "ablations" / "paper.yaml"]
+                       if "sample" not in p.relative_to(ROOT / "configs").as_posix()) + [ROOT / "configs" / "ablations" / "paper.yaml"]
 # Where a value only says where things are (paths, ids, devices, logging), no provenance is asked.
 PLUMBING = {"class_path", "accelerator", "devices", "log_every_n_steps", "storage", "study_name", "format", "path",
             "rows", "train_path", "val_path", "test_path", "runs_root", "output", "profile", "rate_eval", "rexval",

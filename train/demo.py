@@ -11,7 +11,9 @@
    RaTEScore with the released long and short matrices and the tuned one, against BLEU-4, BLEU-2,
    ROUGE-L and BERTScore (METEOR when WordNet is installed); Kendall tau-b and Pearson r with
    grouped bootstrap CIs, and the accuracy on the synthetic Task 3 triads;
-5. ``<out>/``: ``demo_table.md``, ``demo_report.json``, ``demo_predictions.jsonl`` (per held-out pair:
+5. the comparison of its table with the committed demo report (``benchmarks/results/demo_report.json``,
+   ``--reference``): every figure of the table to the third decimal, and the environments of both;
+6. ``<out>/``: ``demo_table.md``, ``demo_report.json`` (with the environment record), ``demo_predictions.jsonl`` (per held-out pair:
    id, reference group, rating, ``target`` = sign x rating (higher is better) and every metric's score),
    ``scatter_<metric>.png`` (metric against rating on the held-out pairs, one per metric) and
    ``W_heatmap.png`` (the tuned matrix).
@@ -42,6 +44,92 @@ METRIC_LABELS = {"ratescore_long": "RaTEScore (released long W)", "ratescore_sho
                  "ratescore_tuned": "RaTEScore (tuned W, this run)", "bleu4": "BLEU-4", "bleu2": "BLEU-2",
                  "rougeL": "ROUGE-L", "bertscore": "BERTScore (MiniLM)", "meteor": "METEOR",
                  **TRIVIAL_LABELS, SHALLOW_NAME: SHALLOW_LABEL}
+
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO / "benchmarks" / "results" / "demo_report.json"
+#: the figures of the table: (statistic, part) -> how the table prints it
+FIGURES = (("kendall", "value"), ("kendall", "low"), ("kendall", "high"), ("pearson", "value"), ("pearson", "low"),
+           ("pearson", "high"), ("triad_accuracy", None))
+
+
+def table_figures(report: dict) -> dict[tuple[str, str], float]:
+    """``{(metric, figure): value}`` of every number the demo table prints (NaN as None)."""
+    out = {}
+    for name, res in report.get("metrics", {}).items():
+        for stat, part in FIGURES:
+            value = res.get(stat)
+            value = value.get(part) if part and isinstance(value, dict) else (None if part else value)
+            label = stat if part is None else (stat if part == "value" else f"{stat} CI {part}")
+            out[(name, label)] = None if value is None or value != value else float(value)
+    return out
+
+
+def compare_reports(report: dict, reference: dict, decimals: int = 3) -> dict:
+    """Every table figure of ``report`` against ``reference`` at ``decimals`` (what the table shows):
+    ``{"matches", "compared", "differences": [{metric, figure, here, reference, delta}], "missing",
+    "settings_differ"}``."""
+    ours, theirs = table_figures(report), table_figures(reference)
+    differences, missing = [], sorted(f"{m} {f}" for m, f in set(ours) ^ set(theirs))
+    for key in sorted(set(ours) & set(theirs)):
+        a, b = ours[key], theirs[key]
+        same = (a is None and b is None) or (a is not None and b is not None and round(a, decimals) == round(b, decimals))
+        if not same:
+            delta = None if a is None or b is None else round(a - b, 6)
+            differences.append({"metric": key[0], "figure": key[1], "here": a, "reference": b, "delta": delta})
+    settings = [k for k in ("ner_config", "tune_config", "tune_seed", "held_out", "triads", "settings")
+                if report.get(k) != reference.get(k)]
+    return {"matches": not differences and not missing, "decimals": decimals, "compared": len(set(ours) & set(theirs)),
+            "differences": differences, "missing": missing, "settings_differ": settings}
+
+
+def describe_comparison(cmp: dict, reference_path: Path, env: dict | None, ref_env: dict | None) -> str:
+    from radscore.environment import describe
+
+    here = describe(env) if env else "not recorded"
+    there = describe(ref_env) if ref_env else "not recorded"
+    lines = []
+    if cmp["matches"]:
+        lines.append(f"[demo] the table matches the committed demo report {reference_path} in all {cmp['compared']} "
+                     f"figures to the third decimal")
+    else:
+        lines.append(f"[demo] the table differs from the committed demo report {reference_path}: "
+                     f"{len(cmp['differences'])} of {cmp['compared']} figures at the third decimal"
+                     + (f"; only on one side: {', '.join(cmp['missing'])}" if cmp["missing"] else ""))
+        for d in cmp["differences"]:
+            label = f"{METRIC_LABELS.get(d['metric'], d['metric'])} {d['figure']}"
+            delta = "" if d["delta"] is None else f" ({d['delta']:+.3f})"
+            lines.append(f"[demo]   {label}: {_num(d['here'])} here, {_num(d['reference'])} committed{delta}")
+    if cmp["settings_differ"]:
+        lines.append(f"[demo]   settings that differ from the committed run: {', '.join(cmp['settings_differ'])}")
+    lines.append(f"[demo]   this run: {here}")
+    lines.append(f"[demo]   committed: {there}")
+    return "\n".join(lines)
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def compare_with_reference(report: dict, reference: Path | None) -> tuple[dict | None, str]:
+    """How ``report``'s table compares with the committed one: ``(comparison or None, what to print)``."""
+    if reference is None:
+        return None, ""
+    if not reference.is_file():
+        return None, f"[demo] no committed demo report at {reference}: nothing to compare with"
+    committed = json.loads(reference.read_text(encoding="utf-8"))
+    cmp = compare_reports(report, committed)
+    text = describe_comparison(cmp, reference, report.get("environment"), committed.get("environment"))
+    return {"reference": str(reference), **cmp}, text
+
+
+def ner_environment(run_dir: Path) -> dict | None:
+    """The last ``fit`` start recorded in the NER run folder (None for an export trained elsewhere)."""
+    path = RunFolder(run_dir).environment
+    if not path.is_file():
+        return None
+    fits = [r for r in json.loads(path.read_text(encoding="utf-8")).get("runs", []) if r.get("subcommand") == "fit"]
+    return fits[-1] if fits else None
 
 
 def _stage(name: str, timings: dict, t0: float) -> None:
@@ -181,7 +269,8 @@ def shallow_scores(cfg, texts: dict[str, tuple[list, list]], chosen: dict | None
 
 
 def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epochs: int | None, n_trials: int | None,
-        resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True) -> dict:
+        resamples: int, baselines: list[str], ner_export: str | None = None, progress: bool = True,
+        reference: Path | None = REFERENCE) -> dict:
     from train.evaluation.metaeval import agreement, breakdown, triad_accuracy
     from train.tune.cli import run as tune_run
     from train.tune.config import load_config
@@ -276,7 +365,18 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
               "check_tuned_vs_tune_report": {"method": cfg.objective.correlation, "demo": ours,
                                              "tune_report": tune_test},
               "tuned_matrix": tuned.to_official(), "timings_s": timings,
+              "settings": {"ner_epochs": ner_epochs, "n_trials": int(cfg.search.n_trials), "resamples": int(resamples),
+                           "baselines": sorted(baselines)},
               "seconds_total": round(time.perf_counter() - t_all, 1)}
+    from radscore.environment import environment
+
+    ner_env = None if ner_export else ner_environment(out / "ner")
+    report["environment"] = environment(precision=(ner_env or {}).get("precision"),
+                                        seed=(ner_env or {}).get("seed"))
+    report["environment"]["ner_run"] = ner_env  # the NER's own start (its threads, precision and seed)
+    comparison, compared = compare_with_reference(report, reference)
+    if comparison is not None:
+        report["comparison"] = comparison
     write_text_atomic(out / "demo_report.json", json.dumps(report, indent=1, default=float) + "\n")
     with atomic_open(out / "demo_predictions.jsonl", "w", encoding="utf-8") as f:  # per held-out pair, every metric
         for k, p in enumerate(test):
@@ -284,6 +384,8 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
                                 "scores": {name: float(values[k]) for name, values in scores.items()}}) + "\n")
     write_text_atomic(out / "demo_table.md", table + "\n")
     print("\n" + table + "\n")
+    if compared:
+        print(compared, flush=True)
     print(f"[demo] wrote {out / 'demo_table.md'}, {out / 'demo_report.json'}, {out / 'W_heatmap.png'} and "
           f"{len(rows)} scatter plots in {out}/; total {report['seconds_total']:.0f} s "
           f"({', '.join(f'{k}: {v:.0f} s' for k, v in timings.items())})")
@@ -308,10 +410,13 @@ def main(argv: list[str] | None = None) -> int:
                              "tune config's report.bootstrap_resamples)")
     parser.add_argument("--baselines", nargs="*", default=list(BASELINES), choices=list(BASELINES))
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--reference", default=str(REFERENCE),
+                        help="the committed demo report the table is compared with at the end ('none': no comparison)")
     args = parser.parse_args(argv)
+    reference = None if args.reference.lower() == "none" else Path(args.reference)
     try:
         run(Path(args.out), args.ner_config, args.tune_config, args.ner_epochs, args.n_trials, args.resamples,
-            list(args.baselines), args.ner_export, progress=not args.no_progress)
+            list(args.baselines), args.ner_export, progress=not args.no_progress, reference=reference)
     except (FileNotFoundError, ValueError) as err:
         print(f"demo: error: {err}", file=sys.stderr)
         return 2

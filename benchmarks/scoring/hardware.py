@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from radscore.environment import CLASS_FLAGS  # noqa: F401  (the scoring benchmarks import it from here)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # --emulate-isa: cap every library's vector instructions at an older class on this machine, so that a
@@ -100,28 +102,13 @@ def result_path(result: dict, prefix: str = "ratescore") -> Path:
 
 
 def cpu_name() -> str:
-    from train.lightning.precision import cpu_name
+    from radscore.environment import cpu_name
 
     return cpu_name()
 
 
-CLASS_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16")
-
-
 def cpu_class(flags: set[str] | None = None) -> dict:
-    """The CPU flags that decide the speed of fp32 and bf16 here, and the hardware class they make:
-    ``amx`` (AMX bf16 tiles), ``avx512-bf16`` (native bf16 dot products), ``avx512``, ``avx2`` or
-    ``baseline``. Every ratio is stated for its class (README, docs/scoring.md)."""
-    if flags is None:
-        flags = set()
-        try:
-            for line in Path("/proc/cpuinfo").read_text().splitlines():
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-        except OSError:
-            pass
-    found = [f for f in CLASS_FLAGS if f in flags]
-    name = ("amx" if "amx_bf16" in flags else "avx512-bf16" if "avx512_bf16" in flags
-            else "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "baseline")
-    return {"cpu_flags": found, "hardware_class": name}
+    """The CPU's hardware class and the flags that make it (:func:`radscore.environment.cpu_class`)."""
+    from radscore.environment import cpu_class
+
+    return cpu_class(flags)

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from radscore.atomic import write_text_atomic
-from train.lightning.precision import cpu_has_native_bf16
+from radscore.environment import cpu_has_native_bf16
 from train.ner.data import NERDataModule
 from train.ner.modules import IOBTagger
 

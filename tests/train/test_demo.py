@@ -47,6 +47,9 @@ def test_demo_writes_a_synthetic_table_report_and_plots(world, capsys):
         assert label in printed
     report = json.loads((out / "demo_report.json").read_text())
     assert report["synthetic"] is True
+    from radscore.environment import REQUIRED
+
+    assert set(REQUIRED) <= set(report["environment"]) and report["environment"]["threads"] >= 1
     metrics = report["metrics"]
     assert set(metrics) == {"ratescore_long", "ratescore_short", "ratescore_tuned", "bleu4", "bleu2", "rougeL",
                             "bertscore", "diff_hunks", "negation_keywords", "unigram_f1", "sentences_changed",
@@ -135,3 +138,32 @@ def test_the_demo_scores_with_the_configured_splitter(world, tiny_backbone):
                               [], progress=False)
     assert sorted(seen) == sorted(refs + cands)
     assert len(scores["ratescore_long"]) == 2
+
+
+def _report(tuned_kendall: float) -> dict:
+    res = lambda v: {"value": v, "low": v - 0.1, "high": v + 0.1}  # noqa: E731
+    return {"metrics": {"ratescore_tuned": {"kendall": res(tuned_kendall), "pearson": res(0.5), "triad_accuracy": 0.75},
+                        "bleu4": {"kendall": res(0.087), "pearson": res(float("nan")), "triad_accuracy": 0.5}},
+            "ner_config": "configs/ner/iob_sample.yaml", "tune_seed": 0,
+            "environment": {"cpu": "some CPU", "hardware_class": "avx2", "native_bf16": False, "threads": 2,
+                            "precision": "32-true", "seed": 42, "versions": {"torch": "x"}, "git_commit": "abc"}}
+
+
+def test_the_demo_says_whether_its_table_matches_the_committed_report(tmp_path):
+    from train.demo import compare_with_reference
+
+    reference = tmp_path / "demo_report.json"
+    reference.write_text(json.dumps(_report(0.3381)))
+    same, text = compare_with_reference(_report(0.33808), reference)  # equal at the third decimal
+    assert same["matches"] and same["compared"] == 14 and not same["differences"]
+    assert "matches the committed demo report" in text and "precision 32-true" in text
+
+    moved, text = compare_with_reference({**_report(0.431), "tune_seed": 1}, reference)
+    assert not moved["matches"]
+    assert {(d["metric"], d["figure"]) for d in moved["differences"]} == {
+        ("ratescore_tuned", "kendall"), ("ratescore_tuned", "kendall CI low"), ("ratescore_tuned", "kendall CI high")}
+    assert "RaTEScore (tuned W, this run) kendall: 0.431 here, 0.338 committed (+0.093)" in text
+    assert "settings that differ from the committed run: tune_seed" in text
+
+    assert compare_with_reference(_report(0.3), tmp_path / "missing.json")[0] is None
+    assert compare_with_reference(_report(0.3), None) == (None, "")

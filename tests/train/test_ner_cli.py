@@ -65,6 +65,15 @@ def test_fit_tests_and_exports_and_the_export_predicts_the_same(name, tiny_backb
     kind = read_manifest(export)["kind"]
     assert kind == ("ner-iob" if name == "iob_sample" else "ner-span")
 
+    # the run folder says what the run ran on: one start (fit), the precision actually used, the seed
+    from radscore.environment import REQUIRED
+
+    runs = json.loads((tmp_path / "environment.json").read_text())["runs"]
+    assert [r["subcommand"] for r in runs] == ["fit"]
+    assert all(runs[0].get(k) is not None for k in REQUIRED if k not in ("git_commit",)), runs[0]
+    assert runs[0]["precision"] == "32-true" and runs[0]["seed"] == 42
+    assert runs[0]["versions"]["torch"] == torch.__version__ and runs[0]["threads"] == torch.get_num_threads()
+
     # The exported folder predicts exactly what the LightningModule predicted.
     ckpt = sorted((tmp_path / "ckpt").glob("best-*.ckpt"))[-1]
     module = (IOBTagger if kind == "ner-iob" else SpanTagger).load_from_checkpoint(ckpt, map_location="cpu").eval()

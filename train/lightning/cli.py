@@ -11,6 +11,8 @@ One LightningCLI for every training task: the config names the model and the dat
   (:func:`share_model_settings`);
 - Weights & Biases beside the CSV logs with ``--wandb true`` (offline without an account);
 - ``bf16-mixed`` on a CPU without native bfloat16 becomes ``32-true``, said aloud;
+- ``environment.json`` in the run folder: every start's environment record (commit, versions, CPU,
+  threads, the precision actually used, the seed);
 - after ``fit``: a test of the best checkpoint. What follows a test (baselines, per-row predictions,
   ``test_metrics.json``, the export) is done by the callbacks the config lists
   (:mod:`train.callbacks`).
@@ -189,7 +191,13 @@ class RadscoreCLI(LightningCLI):
                 wandb_mode.apply()
                 loggers.append(WandbLogger(project="radscore", name=run.name, save_dir=str(run.path)))
             kwargs["logger"] = loggers
-        return super().instantiate_trainer(**kwargs)
+        trainer = super().instantiate_trainer(**kwargs)
+        if self.subcommand and trainer.is_global_zero:
+            from radscore.environment import environment
+
+            env = environment(precision=trainer.precision, seed=self._cfg.get("seed_everything"))
+            self.run_folder().record_environment(self.subcommand, env, self._cfg.get("ckpt_path"))
+        return trainer
 
     def after_fit(self) -> None:
         """The best checkpoint tested on the test split (the callbacks write what follows)."""

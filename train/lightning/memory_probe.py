@@ -396,7 +396,7 @@ def device_name(dev: torch.device) -> str:
         return torch.cuda.get_device_name(dev)
     import os
 
-    from train.lightning.precision import cpu_name
+    from radscore.environment import cpu_name
 
     return f"{cpu_name()} ({os.cpu_count()} cores)"
 

@@ -6,6 +6,7 @@
     <run>/ckpt/last.ckpt                    rewritten after every validation (resume with --ckpt_path last)
     <run>/logs/version_N/config.yaml        the resolved config (CSV logs beside it)
     <run>/test_logs/version_N/              ``python -m train test`` of the run: its logs and config
+    <run>/environment.json                  each start's environment record (commit, versions, CPU, threads, precision, seed)
     <run>/test_metrics.json                 the test split's metrics after fit
     <run>/test_predictions.jsonl            per test row: the model's prediction, label(s), baselines' scores
     <run>/export/                           the export ``radscore`` loads
@@ -102,6 +103,27 @@ class RunFolder:
     def predictions(self) -> Path:
         """``python -m train predict`` of an NER model writes one sentence a line here."""
         return self.path / "predictions.jsonl"
+
+    @property
+    def environment(self) -> Path:
+        """Each start of a run in this folder (``fit``, a resume, ``test`` …): its subcommand and
+        environment record (:func:`radscore.environment.environment`)."""
+        return self.path / "environment.json"
+
+    def record_environment(self, subcommand: str, env: dict, ckpt_path=None) -> None:
+        """Append one start to :attr:`environment` (written atomically; earlier starts are kept)."""
+        from radscore.atomic import write_json_atomic
+
+        refuse_unfinished(self.environment)
+        runs = []
+        if self.environment.is_file():
+            try:
+                runs = json.loads(self.environment.read_text(encoding="utf-8")).get("runs", [])
+            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+                raise ValueError(f"{self.environment}: not whole JSON; not adding to it") from None
+        runs.append({"subcommand": subcommand, "ckpt_path": None if ckpt_path is None else str(ckpt_path), **env})
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.environment, {"runs": runs})
 
     @property
     def test_metrics(self) -> Path:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from radscore.environment import environment
 from radscore.scoring import AffinityMatrix
 from data.ratings import RatingFormatError
 from train.tune.config import TuneConfig, TuneConfigError, compose, config_parser, from_namespace
@@ -121,6 +122,8 @@ def run(cfg: TuneConfig, workers: int = 1, progress: bool = True) -> dict:
         "results": results, "table": table, "versions": _versions(),
         "shallow_learner": shallow_choice,  # its penalty and block weights, chosen on validation of the train pairs
         "seconds_total": round(time.perf_counter() - t0, 3),
+        # the scorer's models run in float32 (their precision); the seed is the TPE sampler's
+        "environment": environment(precision="fp32", seed=int(cfg.search.sampler_seed)),
     }
     write_report(run_dir / "report.json", report)
     bundle = write_scorer_bundle(cfg, run_dir, tuned, {f"test/{method}": results["tuned"]["test"]["value"]})
