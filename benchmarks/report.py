@@ -6,8 +6,10 @@
 It reads ``benchmarks/results/*.json`` and nothing else: no model runs. Each JSON is claimed by the first
 renderer whose file pattern matches it (:data:`RENDERERS`); a JSON that no renderer claims is named in the
 page's last section, "Not rendered", so a new result never goes missing silently. Every table names the
-file it came from and the machine that file records (CPU class, GPU, precision, threads: "not recorded"
-when the file does not say). A table whose figures come from SYNTHETIC data says so in its heading.
+file it came from and the machine that file records: the ``environment`` record the run wrote
+(``write_result`` of ``benchmarks.results_file``, ``describe`` of ``radscore.environment``), or for a file
+written before runs recorded one, what the file says of CPU class, GPU, precision and threads ("not
+recorded" when it does not say). A table whose figures come from SYNTHETIC data says so in its heading.
 
 The GPU-hours and CUDA memory tables are those of ``benchmarks.training.gpu_hours`` and
 ``benchmarks.training.memory_probe_table``, called by import on the same JSONs.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from radscore.atomic import refuse_unfinished, write_text_atomic
+from radscore.environment import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -99,7 +102,10 @@ def _threads(d: dict):
 
 
 def machine(d: dict, precision: str | None = None) -> str:
-    """What a results JSON records of its machine, with "not recorded" for CPU class, GPU, precision and threads."""
+    """What a results JSON records of its machine: its ``environment`` record where it has one (:func:`recorded`),
+    else what older files say, with "not recorded" for CPU class, GPU, precision and threads."""
+    if isinstance(d.get("environment"), dict):
+        return recorded(d["environment"], precision, d.get("load_average_1min_at_end", d.get("load_average_1min")))
     m = d.get("machine")
     device = d.get("device") or ("cuda" if d.get("accelerator") == "gpu" else None)
     nested = m if isinstance(m, dict) else {}
@@ -134,6 +140,23 @@ def machine(d: dict, precision: str | None = None) -> str:
     if load is not None:
         parts.append(f"1-minute load average {load:.1f}")
     return "Machine: " + "; ".join(parts) + "."
+
+
+def recorded(env: dict, precision: str | None = None, load: float | None = None) -> str:
+    """The machine line of a results JSON's ``environment`` record (``describe`` of ``radscore.environment``);
+    ``precision``: the renderer's word where the record states none."""
+    if precision and not env.get("precision"):
+        env = {**env, "precision": precision}
+    cores = f", {env['cpu_count']} cores" if env.get("cpu_count") else ""
+    extra = f"; Python {env['python']}" if env.get("python") else ""
+    if load is not None:
+        extra += f"; 1-minute load average {load:.1f}"
+    return f"Machine (recorded environment{cores}): {describe(env)}{extra}."
+
+
+def entries(d: dict) -> list:
+    """A JSON keyed by metric or run: its items without the ``environment`` record."""
+    return [(k, v) for k, v in d.items() if k != "environment"]
 
 
 # ---- blocks and renderers ----------------------------------------------------------------------------------
@@ -199,7 +222,7 @@ def learned_vs_shallow(paths, data):
     for p in paths:
         d = data[p.name]
         rows, sets = [], []
-        for metric, seeds in d.items():
+        for metric, seeds in entries(d):
             for seed, e in seeds.items():
                 for stat in e.get("test", {}):
                     rows.append([METRIC.get(metric, metric), seed, STAT.get(stat, stat), num(e["test"][stat]),
@@ -359,7 +382,7 @@ def learning_curve(paths, data):
     blocks = []
     for p in paths:
         d = data[p.name]
-        for metric, seeds in d.items():
+        for metric, seeds in entries(d):
             stats, rows, trends, empty, args, sets = None, [], [], [], [], []
             for seed in sorted(seeds):
                 for key in sorted(seeds[seed], key=_point_order):
@@ -409,7 +432,7 @@ def learning_curve_shallow(paths, data):
     for p in paths:
         d = data[p.name]
         rows = []
-        for key, e in d.items():
+        for key, e in entries(d):
             metric, fingerprint = key.split("|")[:2]
             split = e.get("set", {}).get("split", "corpus split")
             for part in ("shallow_val", "shallow_test"):
@@ -428,7 +451,7 @@ def er2_truncation(paths, data):
     for p in paths:
         d = data[p.name]
         rows = []
-        for run, r in d.items():
+        for run, r in entries(d):
             for part, x in r.get("parts", {}).items():
                 rows.append([f"`{run}`", part, x.get("pairs"), num(x["model"].get("pair_accuracy")),
                              num(x["shallow"].get("pair_accuracy")), num(x["model"].get("kendall")),

@@ -9,8 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 ROOMS = ("scoring", "training", "quality")
 # modules outside a room, each over every room: make gpu-check (the GPU measurements in one command),
-# make results (docs/results.md from every room's JSONs)
-ENTRIES = ("gpu_check.py", "kill_test.py", "report.py")
+# make results (docs/results.md from every room's JSONs), the one writer of every room's results JSONs
+ENTRIES = ("gpu_check.py", "kill_test.py", "report.py", "results_file.py")
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".yaml", ".yml", ".toml", ".json", ".txt", ".ipynb", ".cfg"}
 SKIP_DIRS = {"checkpoints", "__pycache__", "node_modules"}
 # a path as written in prose, a shell line or a string: benchmarks/<room>/<script>.py

@@ -94,3 +94,22 @@ def test_every_table_names_its_file_and_machine(generated):
         heading = chunk.splitlines()[0]
         assert re.search(r"^Source: \[`[^`]+\.json`\]\(\.\./benchmarks/results/", chunk, re.M), heading
         assert re.search(r"Machine: ", chunk), f"{heading}: no machine line"
+
+
+def test_a_results_file_with_an_environment_record_shows_it(report, tmp_path):
+    from radscore.environment import describe
+
+    for name in ("tune.json", "train_step.json"):
+        shutil.copy(RESULTS / name, tmp_path / name)
+    env = {"git_commit": "0123456789abcdef", "git_dirty": False, "python": "3.11.9",
+           "versions": {"torch": "2.9.9"}, "cpu": "Recorded CPU 9000", "cpu_count": 2, "cpu_flags": ["avx2"],
+           "hardware_class": "avx2", "native_bf16": False, "cpu_capability": "AVX2", "threads": 2,
+           "variables": {}, "gpu": None, "precision": "fp32", "seed": 0}
+    data = json.loads((tmp_path / "tune.json").read_text())
+    (tmp_path / "tune.json").write_text(json.dumps({**data, "environment": env}))
+    page = report.render(tmp_path)
+    tune = next(chunk for chunk in re.split(r"\n(?=### )", page) if "`tune.json`" in chunk.split("\n", 3)[2])
+    assert describe(env) in tune, "the machine line of a file with a record is built from the record"
+    assert "Recorded CPU 9000" in tune
+    step = next(chunk for chunk in re.split(r"\n(?=### )", page) if "`train_step.json`" in chunk.split("\n", 3)[2])
+    assert "Recorded CPU 9000" not in step and "Machine: " in step, "a file without one keeps the older line"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from data.ratings import read_er2_jsonl
 from train.evaluation.baselines import diff_hunks
 
@@ -59,7 +59,7 @@ def main(argv=None) -> dict:
                         "kendall_within_reference": float(kendalltau(centred(x, groups), centred(totals, groups)).statistic)}
     print(json.dumps(report, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(Path(args.out), json.dumps(report, indent=1) + "\n")
+    write_result(Path(args.out), report, indent=1)
     return report
 
 

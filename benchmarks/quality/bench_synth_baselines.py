@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3
 from data.ratings import pair_er2_rows, read_bleurt_jsonl, read_er2_jsonl
 from data.rexval import read_rexval
@@ -169,8 +169,8 @@ def measure_folders(folders: list[Path], out: Path, max_train_pairs: int | None 
         runs[folder.name] = measure(folder, skip, max_train_pairs)
         notes[folder.name] = stored
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out, json.dumps({"data": "SYNTHETIC (python -m data synth folders made already; see generators)",
-                                           "generators": notes, "runs": runs}, indent=1) + "\n")
+        write_result(out, {"data": "SYNTHETIC (python -m data synth folders made already; see generators)",
+                           "generators": notes, "runs": runs}, indent=1)  # the seeds: in each generator note
         print(f"{folder}: measured in {time.perf_counter() - t0:.0f} s; written to {out}", flush=True)
     print("\nSYNTHETIC sets (one generated folder each)")
     print(f"| folder | set | statistic | n | {' | '.join(COLUMNS)} |")
@@ -221,8 +221,8 @@ def main(argv=None) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     what = "default sizes" if args.sizes is None else f"sizes {sizes}"
-    write_text_atomic(out, json.dumps({"data": f"SYNTHETIC (python -m data synth, {what})", "seeds": args.seeds,
-                                       "mean": summary, "runs": runs, "surface_rates": surfaces}, indent=1) + "\n")
+    write_result(out, {"data": f"SYNTHETIC (python -m data synth, {what})", "seeds": args.seeds,
+                       "mean": summary, "runs": runs, "surface_rates": surfaces}, seed=args.seeds, indent=1)
     first = surfaces[str(args.seeds[0])]
     print(f"\nsurface operations of seed {args.seeds[0]} (share of each class's edits):")
     for cls in ("error", "meaning-preserving"):

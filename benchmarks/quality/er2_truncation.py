@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import run_environment, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "er2_truncation.json"
@@ -111,6 +111,7 @@ def main(argv=None) -> None:
         path = Path(run).resolve()
         key = str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
         data[f"{key} ({args.split})"] = res = measure(path, args.split, args.batch_size)
+        res["environment"] = run_environment(path)  # the training's record: it made the model
         print(f"{key}, seed {res['seed']}, {args.split} split (SYNTHETIC), max_length {res['max_length']}:")
         print(f"  {'part':6} {'pairs':>5} {'cands':>5}  {'model acc':>9} {'shallow acc':>11}  {'model tau':>9} "
               f"{'shallow tau':>11}")
@@ -119,7 +120,8 @@ def main(argv=None) -> None:
             print(f"  {name:6} {part['pairs']:5d} {part['candidates']:5d}  {m['pair_accuracy']:9.3f} "
                   f"{s['pair_accuracy']:11.3f}  {m['kendall']:9.3f} {s['kendall']:11.3f}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
+    data.pop("environment", None)  # an earlier writing run's: the record is this run's
+    write_result(out, data, indent=1)
     print(f"wrote {out}")
 
 

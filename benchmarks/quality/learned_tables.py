@@ -55,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.results_file import run_environment, write_result
 from radscore.atomic import refuse_unfinished, write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -393,7 +394,9 @@ def build(args, command: str) -> dict:
             if metric in entries[side]:
                 got = side_from_entries(metric, entries[side][metric], args.resamples, args.confidence, args.seed)
                 table = metrics.setdefault(metric, {"statistics": list(STATISTICS[metric]), "sides": {}})
-                table["sides"][side] = {"set": SETS[side], **got}
+                table["sides"][side] = {"set": SETS[side], **got,  # each training's record: it made the scores
+                                        "environments": {str(run): run_environment(run)
+                                                         for run in runs[side][metric]}}
     for side, demo in demos.items():
         if demo:
             got = side_from_demo(Path(demo), args.resamples, args.confidence, args.seed)
@@ -429,7 +432,7 @@ def main(argv=None) -> int:
         argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
         data = build(args, f"python -m benchmarks.quality.learned_tables {argv_text}".strip())
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out, json.dumps(data, indent=1) + "\n")
+        write_result(out, data, seed=args.seed, indent=1)  # the bootstrap's seed
     text = render(data)
     write_text_atomic(Path(args.markdown), text + "\n", encoding="utf-8")
     print(text)

@@ -57,7 +57,7 @@ import json
 import sys
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import run_environment, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learned_vs_shallow.json"
@@ -248,10 +248,12 @@ def from_demo(out: Path, unseen: bool = False) -> tuple[str, dict]:
                                     f"data/samples/split_unseen.json) and {report['triads']} Task 3 triads",
                       "test_unseen": figures("ratescore_tuned"), "shallow_test_unseen": figures(SHALLOW),
                       "command_unseen": f"python -m train demo --out {where} --ner-config "
-                                        f"{UNSEEN_DEMO['ner_config']} --tune-config {UNSEEN_DEMO['tune_config']}"}
+                                        f"{UNSEEN_DEMO['ner_config']} --tune-config {UNSEEN_DEMO['tune_config']}",
+                      "environment_unseen": report.get("environment")}
     return seed, {"set": f"SYNTHETIC Task 2 held-out pairs ({report['held_out']['pairs']}) and "
                          f"{report['triads']} Task 3 triads", "test": figures("ratescore_tuned"),
-                  "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {where}"}
+                  "shallow_test": figures(SHALLOW), "command": f"python -m train demo --out {where}",
+                  "environment": report.get("environment")}
 
 
 def _shallow_record(chosen: dict, statistic: str) -> dict:
@@ -382,7 +384,7 @@ def main(argv=None) -> None:
             f" --synthetic {args.synthetic}" if args.synthetic else "")
         suffix = "_unseen" if args.unseen else ""
         for metric, seeds in data.items():
-            if metric not in got:
+            if metric not in got:  # "environment" too
                 continue
             figures, record = got[metric]
             for entry in seeds.values():
@@ -393,11 +395,13 @@ def main(argv=None) -> None:
     for item in args.run:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve())
+        entry["environment"] = run_environment(Path(run).resolve())  # the training's record: it made the figures
         old = data.setdefault(metric, {}).get(seed, {})
         data[metric][seed] = {**entry, **{k: v for k, v in old.items() if k.endswith("_unseen")}}
     for item in args.run_unseen:
         metric, _, run = item.partition("=")
         seed, entry = from_run(metric, Path(run).resolve(), unseen=True)
+        entry["environment_unseen"] = run_environment(Path(run).resolve())
         data.setdefault(metric, {}).setdefault(seed, {}).update(entry)
     if args.demo:
         seed, entry = from_demo(Path(args.demo).resolve())
@@ -409,8 +413,11 @@ def main(argv=None) -> None:
     if not args.run and not args.run_unseen and not args.demo and not args.demo_unseen and not args.shallow_only:
         p.error("nothing to read: give --run, --run-unseen and/or --demo")
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
+    data.pop("environment", None)  # an earlier writing run's: the record is this run's
+    write_result(out, data, indent=1)
     for metric, seeds in data.items():
+        if metric == "environment":
+            continue
         for seed, e in seeds.items():
             for side in ("test", "test_unseen"):
                 if side not in e and "shallow_" + side in e:  # the shallow learner alone (--shallow-only --unseen)

@@ -48,7 +48,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import run_environment, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "learning_curve.json"
@@ -256,7 +256,8 @@ def refresh_shallow(out: Path, metrics: list[str]) -> list[str]:
                     f"{s} val {point['val'][s]:.3f} shallow {before[s]:.3f} -> {shallow[s]:.3f} (gap {point['gap'][s]:+.3f})"
                     for s in stats.values()))
             retrend(entry)
-    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
+    data.pop("environment", None)  # an earlier writing run's: the record is this run's
+    write_result(out, data, indent=1)
     return lines
 
 
@@ -399,6 +400,7 @@ def main(argv=None) -> None:
                    + (f" --trainer.max_epochs {epochs}" if epochs != default_epochs else "")
                    + "".join(f" {o}" for o in further) + f" --run_dir {rel}")
         point = curve_point(args.metric, run_path, command)
+        point["environment"] = run_environment(run_path)  # the training's record: it made the figures
         if further:
             point["fit_arguments"] = further
         points[point_key(point["fraction"], point["max_epochs"], default_epochs, args.tag if further else None)] = point
@@ -407,6 +409,7 @@ def main(argv=None) -> None:
         run = (ROOT / args.runs / f"{args.metric}_f{fraction_key(f)}{suffix}_seed{args.seed}").resolve()
         command = train_run(args.metric, config, args.seed, f, run, args.extra, args.epochs)
         point = curve_point(args.metric, run, command)
+        point["environment"] = run_environment(run)
         if args.extra:
             point["fit_arguments"] = list(args.extra)
         points[point_key(point["fraction"], point["max_epochs"], default_epochs, args.tag)] = point
@@ -418,7 +421,8 @@ def main(argv=None) -> None:
     entry.update(points)
     measured = retrend(entry)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(data, indent=1) + "\n")
+    data.pop("environment", None)
+    write_result(out, data, seed=args.seed, indent=1)
     stats = list(METRICS[args.metric][2].values())
     print(f"{args.metric}, seed {args.seed}: VALIDATION figures (SYNTHETIC); shallow = ridge on diff n-grams and counts, "
           "fitted on the same training rows")

@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "unseen_domain.json"
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
         if not (Path(folder) / "generator_synthetic.json").is_file():
             p.error(f"{folder}: no synthetic sets (python -m data synth [--split data/samples/split_unseen.json] --out ...)")
     result = measure(Path(args.corpus_sets).resolve(), Path(args.unseen_sets).resolve())
-    write_text_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
+    write_result(Path(args.out), result, indent=1)
     for split in ("corpus_split", "unseen_domain_split"):
         e = result[split]
         print(f"{split}: corpus words unseen {e['corpus_words']['unseen_running']:.1%} running, "

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import run_environment, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "what_learned_adds.json"
@@ -193,9 +193,11 @@ def main(argv=None) -> None:
         metric, run, sets = parse_run(spec)
         result = measure(metric, run, sets)
         result["command"] = f"python -m benchmarks.quality.what_learned_adds --run {spec}"
+        result["environment"] = run_environment(run)  # the training's record: it made the learned scores
         data["runs"][f"{metric}={run}"] = result
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.out, json.dumps(data, indent=1, sort_keys=True) + "\n")  # after each run: a kill keeps it
+        data.pop("environment", None)  # an earlier writing run's: the record is this run's
+        write_result(args.out, data, indent=1, sort_keys=True)  # after each run: a kill keeps it
         print(f"{metric} {run}: " + ", ".join(f"{k} {v:.3f}" for k, v in result["kendall"].items())
               + "; stacked " + ", ".join(f"{k} {v:.3f}" for k, v in result["stacked_kendall"].items()))
 

@@ -24,14 +24,13 @@ the GPU's slowdown needs ``--device cuda`` on a GPU. A table goes to stdout, the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from benchmarks.scoring.hardware import ROOT, cpu_class, device_facts, result_path
 from benchmarks.scoring.report_pairs import sample_pairs
 
@@ -139,7 +138,7 @@ def main(argv=None) -> None:
     result = measure(args)
     out = Path(args.out) if args.out else result_path(result, "autocast")
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
+    write_result(out, result, precision="fp32 and bf16 autocast", indent=1)
     print(f"\n{result['device_name']}: {result['pairs']} sample pairs, batch size {result['batch_size']}, "
           f"best of {result['repeats']}")
     for s in SETTINGS:

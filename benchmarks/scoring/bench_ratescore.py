@@ -81,7 +81,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from benchmarks.scoring.compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
 from benchmarks.scoring.hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class,
                                          cpu_name, device_facts, emulate_in_result, isa_is_applied, rerun_capped,
@@ -528,7 +528,7 @@ def main(argv=None) -> None:
     result = benchmark(args)
     args.out = args.out or str(result_path(result))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
+    write_result(Path(args.out), result, precision=" and ".join(["fp32", *args.variants]), indent=1)
     print_table(result)
     print(f"wrote {args.out}")
 

@@ -162,9 +162,10 @@ def main(argv: list[str] | None = None) -> int:
             if "1000" in runs and "100000" in runs:
                 result["memory"]["peak_rss_100000_over_1000"] = round(
                     runs["100000"]["peak_rss_mib"] / runs["1000"]["peak_rss_mib"], 3)
-    from radscore.atomic import write_json_atomic
+    from benchmarks.results_file import write_result
 
-    write_json_atomic(args.out, result)
+    result.pop("environment", None)  # an earlier run's: the record is this run's (each section keeps its threads)
+    write_result(args.out, result, precision="fp32", indent=1, ensure_ascii=False)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "benchmarks" / "scoring" / "rush_driver.py"
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{t['released_ms_per_report']:.2f}, radscore rush {t['ms_per_report_warm']:.3f} warm, "
           f"{t['ms_per_report_first_pass']:.3f} on a fresh splitter's first pass")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(Path(args.out), json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    write_result(Path(args.out), result, seed=0, indent=1, ensure_ascii=False)  # seed: the random texts'
     print(f"wrote {args.out}")
     return 0
 

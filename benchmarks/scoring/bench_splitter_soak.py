@@ -15,13 +15,12 @@ the last sample's RSS is within a few MiB of the one after warm-up. Needs the Ru
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +76,7 @@ def main(argv=None) -> None:
     result = soak(args.sentences, args.every, args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
+    write_result(out, result, seed=args.seed, indent=1)
     print(f"RSS after warm-up {result['rss_after_warmup_mib']:.1f} MiB, last {result['rss_last_mib']:.1f} MiB "
           f"({result['rss_growth_after_warmup_mib']:+.1f}); {result['seconds']:.0f} s; wrote {out}")
 

@@ -43,14 +43,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from benchmarks.scoring.compute_floor import bert_flops, sample_gemm
 from benchmarks.scoring.hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, device_facts,
                                          emulate_in_result, isa_is_applied, rerun_capped, result_path,
@@ -370,7 +369,7 @@ def main(argv=None) -> None:
         else:
             out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_trace_{result['hardware_class']}.json")
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out, json.dumps(result, indent=1) + "\n")
+        write_result(out, result, precision=args.precision, indent=1)
         print_trace(result)
         print(f"wrote {out}")
         return
@@ -395,7 +394,7 @@ def main(argv=None) -> None:
     check_capability(result, args.emulate_isa, "the profile")
     out = Path(args.out or ROOT / "benchmarks" / "results" / f"ratescore_profile_{result['hardware_class']}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result, indent=1) + "\n")
+    write_result(out, result, precision="fp32", indent=1)
     print_table(result)
     print(f"wrote {out}")
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import platform
 import time
 from pathlib import Path
 
 import torch
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from radscore.environment import cpu_has_native_bf16
 from train.ner.data import NERDataModule
 from train.ner.modules import IOBTagger
@@ -86,7 +85,7 @@ def main(argv=None) -> dict:
         report["settings"][name] = r
         print(f"{name:<26}{r['step']:>9.3f}{r['forward']:>9.3f}{r['backward']:>9.3f}{r['optimizer']:>10.3f}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(Path(args.out), json.dumps(report, indent=2) + "\n")
+    write_result(Path(args.out), report, precision="fp32 and bf16 autocast", seed=0, indent=2)
     print(f"wrote {args.out}")
     return report
 

@@ -38,7 +38,7 @@ import json
 import sys
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
+from benchmarks.results_file import write_result
 from train.lightning.memory import GIB
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(Path(a.out), json.dumps({"rows": rows, "inputs": [str(p) for p in paths],
-                                                   "note": __doc__.split("\n\n")[2].replace("\n", " ")}, indent=2) + "\n")
+        write_result(Path(a.out), {"rows": rows, "inputs": [str(p) for p in paths],
+                                     "note": __doc__.split("\n\n")[2].replace("\n", " ")}, indent=2)
         print(f"wrote {a.out}")
     return 0
 

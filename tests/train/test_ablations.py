@@ -128,6 +128,7 @@ def test_every_table_builds_beside_the_papers_numbers(synthetic, finished_runs, 
         rows = _csv(out / f"{name}.csv")
         report = json.loads((out / f"{name}.json").read_text())
         assert name in printed and report["table"] == name
+        assert {"git_commit", "cpu", "threads", "versions"} <= set(report["environment"])
         header = md.split("|", 1)[0]
         assert ("SYNTHETIC" in header) == (name not in ("ner-schemes", "ner-data")), name
         assert "SAMPLE corpus" in header or name not in ("ner-schemes", "ner-data")

@@ -433,6 +433,9 @@ def test_memory_probe_runs_end_to_end_and_writes_json(tmp_path, capsys):
     r = json.loads(out.read_text())
     assert r["layers"] == 2 and r["batch_size"] == 2 and r["max_length"] == 32 and r["device"] == "cpu"
     assert {"estimate", "measured", "ratio", "torch", "date", "config"} <= set(r)
+    from radscore.environment import REQUIRED
+
+    assert set(REQUIRED) <= set(r["environment"]) and r["environment"]["precision"] == r["precision"]
     assert r["ratio"]["activations_saved"] == pytest.approx(1, abs=0.15)
     assert r["ratio"]["optimizer"] == pytest.approx(1, abs=0.01) and r["ratio"]["weights"] == pytest.approx(1, abs=0.01)
     # the CPU allocator's peak over one more step, beside the estimate's peak (the GPU session's bar)

@@ -40,6 +40,9 @@ def test_every_fast_config_runs_every_stage_on_its_stand_in(report):
         assert list(entry["stages"]) == expected
     assert "REHEARSAL" in (out / "report.md").read_text()
     assert json.loads((out / "report.json").read_text()) == report
+    from radscore.environment import REQUIRED
+
+    assert set(REQUIRED) <= set(report["environment"])
     # the paper's reward figure: LoRA r 16 on q_proj and v_proj of Llama-3-8B is ~6.8M trainable parameters
     llama = by_config["configs/reward/paper_llama3.yaml"]
     assert llama["trainable_params_real"] == pytest.approx(6.8e6, rel=0.02)

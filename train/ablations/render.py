@@ -160,8 +160,11 @@ def write_table(table: Table, out_dir: Path, extra: dict | None = None) -> dict[
     paths = {ext: out_dir / f"{table.paper.name}.{ext}" for ext in ("md", "csv", "json")}
     write_text_atomic(paths["md"], to_markdown(table), encoding="utf-8")
     write_csv(table, paths["csv"])
-    write_text_atomic(paths["json"], json.dumps(to_dict(table, extra), indent=1, default=_jsonable) + "\n",
-                                     encoding="utf-8")
+    from radscore.environment import environment
+
+    data = to_dict(table, extra)
+    data.setdefault("environment", environment())  # the process that tested the runs (each run folder keeps its own)
+    write_text_atomic(paths["json"], json.dumps(data, indent=1, default=_jsonable) + "\n", encoding="utf-8")
     return paths
 
 

@@ -307,7 +307,11 @@ class RunManager:
                                 weights_only=True)
         metrics = {k: float(v) for k, v in (out[0] if out else {}).items()}
         cache.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(cache, json.dumps({"key": key, "metrics": metrics}, indent=1, sort_keys=True) + "\n")
+        from radscore.environment import environment
+
+        env = environment(precision=getattr(cli.trainer, "precision", None), seed=cli.config.get("seed_everything"))
+        write_text_atomic(cache, json.dumps({"key": key, "metrics": metrics, "environment": env}, indent=1,
+                                            sort_keys=True) + "\n")
         return metrics
 
     def summary(self, names=None) -> list[dict]:

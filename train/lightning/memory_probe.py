@@ -49,6 +49,7 @@ from statistics import median
 import torch
 
 from radscore.atomic import write_text_atomic
+from radscore.environment import environment
 from train.lightning.architectures import BLEURT, REAL, architecture, bleurt_hf_config
 from train.lightning.memory import ACTIVATION_TERMS, GIB, estimate_training_memory
 from train.lightning.module import adamw_kernel, enable_activation_checkpointing, fused_adamw_supported
@@ -580,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(r))
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        r["environment"] = environment(precision=r.get("precision"), seed=0)  # the probe's torch.manual_seed
         write_text_atomic(Path(a.out), json.dumps(r, indent=2) + "\n")
         print(f"wrote {a.out}")
     return 0

@@ -427,9 +427,14 @@ class Rehearsal:
         return out
 
     def write(self, entries: list[Entry]) -> dict:
-        report = {"rehearsal": True, "accelerator": self.accelerator, "configs": [e.__dict__ for e in entries]}
-        (self.out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-        (self.out / "report.md").write_text(to_markdown(entries, self.accelerator))
+        from radscore.atomic import write_text_atomic
+        from radscore.environment import environment
+
+        report = {"rehearsal": True, "accelerator": self.accelerator, "configs": [e.__dict__ for e in entries],
+                  # no one precision: each config trains at its own; the sets' seed is 0
+                  "environment": environment(seed=0)}
+        write_text_atomic(self.out / "report.json", json.dumps(report, indent=1) + "\n")
+        write_text_atomic(self.out / "report.md", to_markdown(entries, self.accelerator))
         return report
 
 

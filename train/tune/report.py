@@ -160,6 +160,12 @@ def history_plot(numbers: list[int], values: list[float], path: Path, title: str
 
 
 def write_report(path: Path, report: dict) -> None:
+    """``report`` as JSON, with an environment record (``environment`` of ``radscore.environment``) when the
+    caller gave none (the tune CLI gives one with the search's precision and sampler seed)."""
+    if report.get("environment") is None:
+        from radscore.environment import environment
+
+        report["environment"] = environment()
     write_text_atomic(path, json.dumps(report, indent=1, default=_jsonable) + "\n", encoding="utf-8")
 
 
