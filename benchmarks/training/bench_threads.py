@@ -34,8 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from radscore.atomic import write_text_atomic
-from radscore.environment import environment
+from benchmarks.results_file import write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAININGS = {"ner": "configs/ner/iob_sample.yaml", "reward": "configs/reward/sample.yaml",
@@ -155,9 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "identical" if jobs[job]["identical"] else f"differ: {jobs[job]['figures_that_differ']}"
         print(f"{job}: {verdict}", flush=True)
     result = {"what": "seeded sample trainings (shortened) and the TPE search at several thread counts",
-              "threads": args.threads, "batches": args.batches, "trials": args.trials, "jobs": jobs,
-              "environment": environment(precision="32-true", seed=42, threads=None)}
-    write_text_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
+              "threads": args.threads, "batches": args.batches, "trials": args.trials, "jobs": jobs}
+    write_result(Path(args.out), result, precision="32-true", seed=42, indent=1)
     print(f"wrote {args.out}")
     return 0
 
