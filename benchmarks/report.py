@@ -696,6 +696,31 @@ def tune(paths, data):
     return blocks
 
 
+def threads(paths, data):
+    blocks = []
+    for p in paths:
+        d = data[p.name]
+        rows = []
+        for job, res in d.get("jobs", {}).items():
+            counts = " / ".join(f"{r['threads']} ({r.get('threads_recorded')})" for r in res.get("runs", []))
+            moved = [f"{k}: {v:.1e}" if isinstance(v, (int, float)) else f"{k}: {v}"
+                     for k, v in sorted(res.get("figures_that_differ", {}).items())]
+            weights = [f"{n} threads: largest {v['max_abs']:.1e}, {100 * v['share_differing']:.0f}% of weights"
+                       for n, v in (res.get("weights_vs_first") or {}).items() if v]
+            shas = {r.get("weights_sha256") for r in res.get("runs", [])}
+            verdict = ("not compared (no model.safetensors)" if shas == {None} else "identical"
+                       if res.get("weights_identical") else "; ".join(weights) or "differ")
+            rows.append([job, counts, verdict,
+                         f"{res.get('figures_compared')} compared; "
+                         + ("all identical" if not moved else "differ: " + ", ".join(moved))])
+        body = [f"The seeded sample trainings, shortened to one epoch of {d.get('batches')} batches, run once per thread "
+                f"count (asked for, and used by torch in brackets); weights of the exports and every test figure compared "
+                f"with the first thread count's.", "",
+                table(["job", "threads (used)", "weights", "test figures"], rows)]
+        blocks.append(Block("The same seed at several thread counts", [p], "\n".join(body)))
+    return blocks
+
+
 def memory_probe_cpu(paths, data):
     from benchmarks.training import memory_probe_table
 
@@ -775,6 +800,7 @@ RENDERERS = [
     Renderer("scoring", ("kill_test.json",), kill_test),
     Renderer("training", ("train_step.json",), train_step),
     Renderer("training", ("tune.json",), tune),
+    Renderer("training", ("threads.json",), threads),
     Renderer("training", ("memory_probe_cpu_*.json",), memory_probe_cpu),
     Renderer("training", ("memory_probe_cuda_*.json",), memory_probe_cuda),
     Renderer("training", ("rehearsal_*report.json",), rehearsal),

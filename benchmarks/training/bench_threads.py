@@ -56,11 +56,17 @@ def _sha256(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
+def weights_file(run_dir: Path) -> Path:
+    """The export's weights: ``model.safetensors`` at its top (NER, ClinicalBLEURT) or in ``model/`` (ER²Score)."""
+    top = run_dir / "export" / "model.safetensors"
+    return top if top.is_file() else run_dir / "export" / "model" / "model.safetensors"
+
+
 def training_outputs(run_dir: Path) -> dict:
     metrics_file = run_dir / "test_metrics.json"
     metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
     runs = json.loads((run_dir / "environment.json").read_text())["runs"]
-    return {"weights_sha256": _sha256(run_dir / "export" / "model.safetensors"),
+    return {"weights_sha256": _sha256(weights_file(run_dir)),
             "figures": {k: v for k, v in metrics.items() if isinstance(v, (int, float))},
             "threads_recorded": runs[0]["threads"], "precision_recorded": runs[0]["precision"]}
 
@@ -147,9 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = [run_one(job, n, work, args) for n in args.threads]
         jobs[job] = {"runs": runs, **compare(runs)}
         if job != "tune":
-            ref = work / f"{job}_threads{args.threads[0]}" / "export" / "model.safetensors"
+            ref = weights_file(work / f"{job}_threads{args.threads[0]}")
             jobs[job]["weights_vs_first"] = {
-                str(n): weight_differences(ref, work / f"{job}_threads{n}" / "export" / "model.safetensors")
+                str(n): weight_differences(ref, weights_file(work / f"{job}_threads{n}"))
                 for n in args.threads[1:]}
         verdict = "identical" if jobs[job]["identical"] else f"differ: {jobs[job]['figures_that_differ']}"
         print(f"{job}: {verdict}", flush=True)
