@@ -151,7 +151,7 @@ def recorded(env: dict, precision: str | None = None, load: float | None = None)
     extra = f"; Python {env['python']}" if env.get("python") else ""
     if load is not None:
         extra += f"; 1-minute load average {load:.1f}"
-    return f"Machine (recorded environment{cores}): {describe(env)}{extra}."
+    return f"Machine: {describe(env)}{extra} (recorded environment{cores})."
 
 
 def entries(d: dict) -> list:
