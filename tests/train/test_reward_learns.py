@@ -38,7 +38,7 @@ def shortened_corpus(path: Path, max_findings_words: int = 40) -> Path:
 @pytest.mark.slow
 def test_minilm_lora_learns_to_rank_synthetic_radcliq_pairs(tmp_path):
     from data.synth.generate import generate
-        from train.reward import ER2RewardModel, RewardDataModule
+    from train.reward import ER2RewardModel, RewardDataModule
 
     corpus = shortened_corpus(tmp_path / "short_reports.jsonl")
     n_reports = len(corpus.read_text().splitlines())
