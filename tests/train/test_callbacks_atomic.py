@@ -77,3 +77,75 @@ def test_a_torn_test_metrics_file_is_named_not_loaded(tmp_path):
     run.test_metrics.write_text('{"test/f1": 0.5, "test/prec')
     with pytest.raises(ValueError, match="test_metrics.json: not whole JSON"):
         run.read_test_metrics()
+
+
+def _save_then_kill_on_change(io, path, checkpoint, tmpdir) -> bool:
+    """Save ``checkpoint`` to ``path`` with ``io`` in a forked child whose temporary folder is
+    ``tmpdir``; SIGKILL it the moment ``path`` changes (a new inode, size or time). True when the
+    child was killed before it finished."""
+    import os
+    import tempfile
+    import time
+
+    def state():
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    before = state()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            tempfile.tempdir = str(tmpdir)
+            io.save_checkpoint(checkpoint, path)
+        finally:
+            os._exit(0)
+    while state() == before:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return False
+        time.sleep(0.0005)
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)
+
+
+def test_last_ckpt_killed_mid_write_is_the_previous_or_the_new_checkpoint(tmp_path):
+    """With the temporary folder on another file system (tmpfs here), Lightning's own write copies
+    into ``last.ckpt`` (``shutil.move``), so a kill during the copy leaves it truncated; the
+    project's checkpoint IO renames a file written beside it, so ``last.ckpt`` always loads."""
+    import os
+
+    import torch
+
+    from train.lightning.checkpoint_io import AtomicCheckpointIO
+
+    shm = "/dev/shm"
+    if not os.path.isdir(shm) or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")  # the cross-device case cannot be made here
+    io = AtomicCheckpointIO()
+    path = tmp_path / "ckpt" / "last.ckpt"
+    io.save_checkpoint({"step": 1, "w": torch.zeros(8)}, path)
+    big = {"step": 2, "w": torch.arange(40_000_000, dtype=torch.float32)}  # 160 MB: the copy takes a while
+    with __import__("tempfile").TemporaryDirectory(dir=shm) as tmpdir:
+        _save_then_kill_on_change(io, path, big, tmpdir)
+        loaded = torch.load(path, weights_only=True)  # a truncated file raises here
+        assert loaded["step"] in (1, 2)
+        assert not list(os.scandir(tmpdir))  # nothing left in the temporary folder either
+    io.save_checkpoint({"step": 3, "w": torch.zeros(8)}, path)  # the next write clears what the kill left
+    assert [p.name for p in path.parent.iterdir()] == ["last.ckpt"]
+
+
+def test_the_training_cli_writes_checkpoints_with_the_atomic_io(tiny_backbone, tmp_path):
+    from pathlib import Path
+
+    from train.lightning.checkpoint_io import AtomicCheckpointIO
+    from train.lightning.cli import RadscoreCLI
+
+    root = Path(__file__).resolve().parents[2]
+    cli = RadscoreCLI(run=False, args=["--config", str(root / "configs/ner/iob_sample.yaml"),
+                                       f"--model.init_args.backbone={tiny_backbone}", f"--run_dir={tmp_path}",
+                                       "--trainer.precision=32-true"])
+    assert isinstance(cli.trainer.strategy.checkpoint_io, AtomicCheckpointIO)

@@ -5,7 +5,8 @@ One LightningCLI for every training task: the config names the model and the dat
 
 - the run folder, ``--run_dir`` or :func:`~train.lightning.run_folder.default_run_dir` of the last
   config: Lightning checkpoints in ``ckpt/`` (the best on the model's ``monitor`` key, and
-  ``last.ckpt`` after every validation, so a killed run resumes with ``--ckpt_path last``), CSV logs
+  ``last.ckpt`` after every validation, so a killed run resumes with ``--ckpt_path last``; every
+  checkpoint written to a temporary name beside it and renamed, :mod:`train.lightning.checkpoint_io`), CSV logs
   in ``logs/`` (a ``test`` of a finished run logs in ``test_logs/``) and the resolved config;
 - the model's settings that its data module needs too (:data:`LINKED`) are given once, in the model
   (:func:`share_model_settings`);
@@ -84,6 +85,14 @@ class RunCheckpoint(ModelCheckpoint):
     def _save_last_checkpoint(self, trainer, monitor_candidates) -> None:
         super()._save_last_checkpoint(trainer, monitor_candidates)
         self._last_written_step = trainer.global_step
+
+    def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict) -> None:
+        """A resumed fit says where it resumes (what a killed run kept)."""
+        from pytorch_lightning.trainer.states import TrainerFn
+
+        if trainer.state.fn == TrainerFn.FITTING:
+            print(f"resuming from {trainer.ckpt_path} at step {checkpoint.get('global_step')} "
+                  f"(epoch {checkpoint.get('epoch')})", flush=True)
 
 
 def _class(cfg, section: str) -> type | None:
@@ -177,7 +186,15 @@ class RadscoreCLI(LightningCLI):
         super().parse_arguments(parser, args)
 
     def instantiate_trainer(self, **kwargs) -> pl.Trainer:
+        from pytorch_lightning.plugins.io import CheckpointIO
+
+        from train.lightning.checkpoint_io import AtomicCheckpointIO
+
         trainer_cfg = self._get(self.config_init, "trainer", default={})
+        plugins = trainer_cfg.get("plugins")
+        plugins = list(plugins) if isinstance(plugins, (list, tuple)) else [] if plugins is None else [plugins]
+        if not any(isinstance(p, CheckpointIO) for p in plugins):  # checkpoints written whole (checkpoint_io.py)
+            kwargs["plugins"] = [*plugins, AtomicCheckpointIO()]
         if trainer_cfg.get("logger") in (None, True) and "logger" not in kwargs:
             run = self.run_folder()
             # a test of a finished run logs beside its training logs: logs/version_*/config.yaml stays the training config
