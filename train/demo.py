@@ -277,8 +277,11 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
     from train.tune.report import heatmap
     from train.tune.search import StudyMismatchError
 
+    from radscore.environment import environment
+
     out.mkdir(parents=True, exist_ok=True)
     timings, t_all = {}, time.perf_counter()
+    started = environment()  # the code and machine at the start (precision and seed: the NER run's, below)
     print(f"[demo] {SYNTHETIC_NOTE}", flush=True)
 
     t0 = time.perf_counter()
@@ -368,11 +371,8 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
               "settings": {"ner_epochs": ner_epochs, "n_trials": int(cfg.search.n_trials), "resamples": int(resamples),
                            "baselines": sorted(baselines)},
               "seconds_total": round(time.perf_counter() - t_all, 1)}
-    from radscore.environment import environment
-
     ner_env = None if ner_export else ner_environment(out / "ner")
-    report["environment"] = environment(precision=(ner_env or {}).get("precision"),
-                                        seed=(ner_env or {}).get("seed"))
+    report["environment"] = {**started, "precision": (ner_env or {}).get("precision"), "seed": (ner_env or {}).get("seed")}
     report["environment"]["ner_run"] = ner_env  # the NER's own start (its threads, precision and seed)
     comparison, compared = compare_with_reference(report, reference)
     if comparison is not None:
