@@ -80,7 +80,7 @@ def test_every_table_on_synthetic_data_says_synthetic(generated):
     blocks = _tables(generated)
     assert blocks, "no tables on the page"
     synthetic = {p.name for p in RESULTS.glob("*.json") if _synthetic(json.loads(p.read_text()))}
-    assert {"learned_vs_shallow.json", "synth_baselines.json", "demo_report_avx2_2026-11-28.json"} <= synthetic
+    assert {"learned_vs_shallow.json", "synth_baselines.json", "demo_report.json"} <= synthetic
     bad = [h for h, sources in blocks if set(sources) & synthetic and "SYNTHETIC" not in h]
     assert not bad, "tables from SYNTHETIC data without SYNTHETIC in their heading:\n" + "\n".join(bad)
     # the sections that hold only synthetic figures say so before their first table
