@@ -64,7 +64,8 @@ def test_there_are_sample_paper_backbone_ablation_and_lambda_configs():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama, er2_rows, tmp_path):
     """Paper configs get a tiny random Llama in place of their 7-8B backbones (no download here)."""
-    stand_in = tiny_backbone if config.stem == "sample" else tiny_llama
+    sample = "sample" in config.relative_to(ROOT / "configs").as_posix()  # the sample config and its bf16 overlay
+    stand_in = tiny_backbone if sample else tiny_llama
     configs = config_args(config_chain(config))
     cli = RadscoreCLI(run=False, args=[
         *configs, f"--model.init_args.backbone={stand_in}", f"--data.rows={er2_rows}", f"--run_dir={tmp_path}", *CPU])
@@ -78,7 +79,7 @@ def test_every_config_parses_and_instantiates(config, tiny_backbone, tiny_llama,
     assert dm.prompt_template == cli.model.reward.prompt_template and dm.max_length == cli.model.reward.max_length
     assert cli.trainer.checkpoint_callback.monitor == "val/pair_acc"
     trainable = [n for n, p in cli.model.named_parameters() if p.requires_grad]
-    if config.stem == "sample":  # the small backbone is trained in full (configs/reward/sample.yaml)
+    if sample:  # the small backbone is trained in full (configs/reward/sample.yaml)
         assert len(trainable) == len(list(cli.model.parameters())) and not any("lora_" in n for n in trainable)
         assert dm.cross_reference_pairs and cli.model.hparams.cross_weight == 0.5  # our addition (docs/er2score.md)
     else:  # the paper's LoRA and pairs (SPEC §3.2: candidates of one reference only)
