@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from radscore.atomic import write_text_atomic
 from radscore.environment import environment
@@ -39,14 +38,8 @@ def write_result(path: str | os.PathLike, data: dict, *, precision: str | None =
 
 
 def run_environment(run: str | os.PathLike) -> dict | None:
-    """The last ``fit`` record of a training run folder's ``environment.json``, None when there is none."""
-    path = Path(run) / "environment.json"
-    if not path.is_file():
-        return None
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
-        return None
-    runs = records.get("runs") if isinstance(records, dict) else None
-    fits = [r for r in runs or [] if isinstance(r, dict) and r.get("subcommand") == "fit"]
-    return fits[-1] if fits else None
+    """The last ``fit`` record of a training run folder's ``environment.json``, None when there is none
+    (``fit_environment`` of ``train.lightning.run_folder.RunFolder``)."""
+    from train.lightning.run_folder import RunFolder
+
+    return RunFolder(run).fit_environment()

@@ -123,15 +123,6 @@ def compare_with_reference(report: dict, reference: Path | None) -> tuple[dict |
     return {"reference": str(reference), **cmp}, text
 
 
-def ner_environment(run_dir: Path) -> dict | None:
-    """The last ``fit`` start recorded in the NER run folder (None for an export trained elsewhere)."""
-    path = RunFolder(run_dir).environment
-    if not path.is_file():
-        return None
-    fits = [r for r in json.loads(path.read_text(encoding="utf-8")).get("runs", []) if r.get("subcommand") == "fit"]
-    return fits[-1] if fits else None
-
-
 def _stage(name: str, timings: dict, t0: float) -> None:
     timings[name] = round(time.perf_counter() - t0, 1)
     print(f"[demo] {name}: done in {timings[name]:.0f} s", flush=True)
@@ -371,7 +362,7 @@ def run(out: Path, ner_config: list[str], tune_config: str | list[str], ner_epoc
               "settings": {"ner_epochs": ner_epochs, "n_trials": int(cfg.search.n_trials), "resamples": int(resamples),
                            "baselines": sorted(baselines)},
               "seconds_total": round(time.perf_counter() - t_all, 1)}
-    ner_env = None if ner_export else ner_environment(out / "ner")
+    ner_env = None if ner_export else RunFolder(out / "ner").fit_environment()
     report["environment"] = {**started, "precision": (ner_env or {}).get("precision"), "seed": (ner_env or {}).get("seed")}
     report["environment"]["ner_run"] = ner_env  # the NER's own start (its threads, precision and seed)
     comparison, compared = compare_with_reference(report, reference)

@@ -125,6 +125,16 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.environment, {"runs": runs})
 
+    def fit_environment(self) -> dict | None:
+        """The last ``fit`` start's record in :attr:`environment`; None without one or when unreadable."""
+        try:
+            records = json.loads(self.environment.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        runs = records.get("runs") if isinstance(records, dict) else None
+        fits = [r for r in runs or [] if isinstance(r, dict) and r.get("subcommand") == "fit"]
+        return fits[-1] if fits else None
+
     @property
     def test_metrics(self) -> Path:
         return self.path / "test_metrics.json"
