@@ -6,7 +6,8 @@ One LightningCLI for every training task: the config names the model and the dat
 - the run folder, ``--run_dir`` or :func:`~train.lightning.run_folder.default_run_dir` of the last
   config: Lightning checkpoints in ``ckpt/`` (the best on the model's ``monitor`` key, and
   ``last.ckpt`` after every validation, so a killed run resumes with ``--ckpt_path last``; every
-  checkpoint written to a temporary name beside it and renamed, :mod:`train.lightning.checkpoint_io`), CSV logs
+  checkpoint written to a temporary name beside it and renamed, :mod:`train.lightning.checkpoint_io`;
+  a resume with another model, data or seed is refused in one line), CSV logs
   in ``logs/`` (a ``test`` of a finished run logs in ``test_logs/``) and the resolved config;
 - the model's settings that its data module needs too (:data:`LINKED`) are given once, in the model
   (:func:`share_model_settings`);
@@ -21,6 +22,7 @@ One LightningCLI for every training task: the config names the model and the dat
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -56,12 +58,96 @@ def integer_limits(trainer: dict, argv: list[str]) -> dict:
     return trainer
 
 
+def rng_states() -> dict:
+    """The global random states of torch (and CUDA), numpy and Python as tensors and plain values
+    (a checkpoint stays loadable with ``weights_only=True``)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, state, gauss_next = random.getstate()
+    return {"torch": torch.get_rng_state(),
+            "cuda": list(torch.cuda.get_rng_state_all()) if torch.cuda.is_available() else [],
+            "numpy": [str(kind), torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(gauss)],
+            "python": [int(version), list(state), gauss_next]}
+
+
+def set_rng_states(states: dict) -> None:
+    """Put back what :func:`rng_states` returned."""
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.set_rng_state(states["torch"])
+    if states.get("cuda") and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+    kind, keys, pos, has_gauss, gauss = states["numpy"]
+    np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
+    version, state, gauss_next = states["python"]
+    random.setstate((version, tuple(state), gauss_next))
+
+
+class ResumeRefused(ValueError):
+    """A fit asked to resume from a checkpoint trained with another config."""
+
+
+#: the config sections a resumed fit must share with the checkpoint's run (the trainer's may change:
+#: more epochs, another device)
+RUN_SETTINGS = ("seed_everything", "model", "data")
+
+
+def run_settings(cfg) -> dict:
+    """The settings of :data:`RUN_SETTINGS` in a parsed config, flattened to dotted keys."""
+    def plain(value):
+        return value.as_dict() if hasattr(value, "as_dict") else value
+
+    flat: dict = {}
+
+    def walk(prefix, value):
+        value = plain(value)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}", item)
+        else:
+            flat[prefix] = json.loads(json.dumps(value, default=str))
+
+    for section in RUN_SETTINGS:
+        walk(section, cfg.get(section))
+    return flat
+
+
 class RunCheckpoint(ModelCheckpoint):
     """``ModelCheckpoint`` whose ``last.ckpt`` is rewritten after every validation.
 
     Lightning writes ``last.ckpt`` only when a top-k checkpoint was saved in the same step, so a
     run killed after epochs that did not improve the monitored key would resume from an older
-    epoch and lose finished work."""
+    epoch and lose finished work. Its state in a checkpoint holds the run's settings
+    (:func:`run_settings`, set by the CLI before ``fit``), and a fit resuming from a checkpoint whose
+    settings differ is refused (:class:`ResumeRefused`, one line naming the checkpoint and the keys).
+
+    It also holds the random states of torch, numpy and Python at the save (Lightning's checkpoint
+    does not), put back when the resumed fit starts its next training epoch: checkpoints are saved
+    at an epoch's end, so a run resumed from one draws the shuffles and dropout masks the
+    uninterrupted run drew, and ends with the same weights."""
+
+    run_settings: dict | None = None
+    _rng_to_restore: dict | None = None
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "run_settings": self.run_settings, "rng": rng_states()}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        self._rng_to_restore = state_dict.get("rng")
+
+    def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        super().on_train_epoch_start(trainer, pl_module)
+        if self._rng_to_restore is not None:
+            set_rng_states(self._rng_to_restore)
+            self._rng_to_restore = None
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         super().on_train_epoch_end(trainer, pl_module)  # top-k first, when saving at epoch end
@@ -90,9 +176,16 @@ class RunCheckpoint(ModelCheckpoint):
         """A resumed fit says where it resumes (what a killed run kept)."""
         from pytorch_lightning.trainer.states import TrainerFn
 
-        if trainer.state.fn == TrainerFn.FITTING:
-            print(f"resuming from {trainer.ckpt_path} at step {checkpoint.get('global_step')} "
-                  f"(epoch {checkpoint.get('epoch')})", flush=True)
+        if trainer.state.fn != TrainerFn.FITTING:
+            return
+        stored = ((checkpoint.get("callbacks") or {}).get(self.state_key) or {}).get("run_settings")
+        if stored is not None and self.run_settings is not None and stored != self.run_settings:
+            differ = sorted(k for k in set(stored) | set(self.run_settings) if stored.get(k) != self.run_settings.get(k))
+            raise ResumeRefused(f"cannot resume from {trainer.ckpt_path}: it was trained with another config "
+                                f"(differs in: {', '.join(differ)}); resume with the same config, or give a new "
+                                "--run_dir to start anew")
+        print(f"resuming from {trainer.ckpt_path} at step {checkpoint.get('global_step')} "
+              f"(epoch {checkpoint.get('epoch')})", flush=True)
 
 
 def _class(cfg, section: str) -> type | None:
@@ -216,6 +309,11 @@ class RadscoreCLI(LightningCLI):
             self.run_folder().record_environment(self.subcommand, env, self._cfg.get("ckpt_path"))
         return trainer
 
+    def before_fit(self) -> None:
+        cb = self.trainer.checkpoint_callback
+        if isinstance(cb, RunCheckpoint):
+            cb.run_settings = run_settings(self._cfg)
+
     def after_fit(self) -> None:
         """The best checkpoint tested on the test split (the callbacks write what follows)."""
         trainer = self.trainer
@@ -289,5 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"python -m train: error: {problem}", file=sys.stderr)
         return 2
-    RadscoreCLI(args=argv)
+    try:
+        RadscoreCLI(args=argv)
+    except ResumeRefused as err:
+        print(f"python -m train: error: {err}", file=sys.stderr)
+        return 2
     return 0

@@ -18,8 +18,10 @@
 - ``enqueue``: matrices evaluated first (optuna's enqueued trials, added once per study), e.g. the
   uniform matrix: a neutral starting point that TPE's box rarely reaches by chance (every weight
   equal and ``p`` = 1 lie in a corner), so the search never ends below it on the training split.
-- Worker ``k`` seeds its TPESampler with ``(sampler_seed, k, complete trials at its start)``, so a
-  fresh single-process search is reproducible and a resumed one does not replay the first draws.
+- Worker ``k`` reseeds its TPESampler before every trial with ``(sampler_seed, k, complete trials
+  at that moment)`` (:func:`make_sampler`), so a fresh single-process search is reproducible, a
+  resumed one does not replay the first draws, and a single-process search killed and resumed ends
+  with the trials (and the best value) of the uninterrupted search.
 """
 
 from __future__ import annotations
@@ -163,12 +165,31 @@ class Objective:
         return value
 
 
-def make_sampler(seed: int, worker: int, done: int, multivariate: bool, n_startup_trials: int):
-    import optuna
+def trial_seed(seed: int, worker: int, done: int) -> int:
+    """The seed of worker ``worker``'s draws for a trial that starts with ``done`` complete trials."""
+    return int(np.random.SeedSequence([int(seed), int(worker), int(done)]).generate_state(1)[0])
 
-    mixed = np.random.SeedSequence([int(seed), int(worker), int(done)]).generate_state(1)[0]
-    return optuna.samplers.TPESampler(seed=int(mixed), multivariate=multivariate,
-                                      n_startup_trials=int(n_startup_trials))
+
+def make_sampler(seed: int, worker: int, done: int, multivariate: bool, n_startup_trials: int,
+                 constant_liar: bool = True):
+    """A TPESampler whose random state is reseeded before every trial with :func:`trial_seed` of the
+    study's complete trials at that moment: a search killed and resumed draws, from the same
+    history, what the uninterrupted search drew at the same point. ``constant_liar`` (optuna's
+    default, for workers sharing a study): running trials count as bad ones; a single process turns
+    it off, so a trial a kill cut short (it stays RUNNING) does not steer the resumed search."""
+    import optuna
+    from optuna.trial import TrialState
+
+    class TrialSeededTPESampler(optuna.samplers.TPESampler):
+        def before_trial(self, study, trial) -> None:
+            complete = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+            mixed = trial_seed(seed, worker, complete)
+            self._rng.rng.seed(mixed)  # what reseed_rng() reseeds, with a known seed
+            self._random_sampler._rng.rng.seed(mixed)
+            super().before_trial(study, trial)
+
+    return TrialSeededTPESampler(seed=trial_seed(seed, worker, done), multivariate=multivariate,
+                                 n_startup_trials=int(n_startup_trials), constant_liar=constant_liar)
 
 
 @dataclass
@@ -186,9 +207,10 @@ class SearchJob:
     enqueue: tuple = ()  # official dicts
 
 
-def _optimize(job: SearchJob, worker: int, on_trial=None, ready=None) -> int:
+def _optimize(job: SearchJob, worker: int, on_trial=None, ready=None, shared: bool = True) -> int:
     """Run trials until the study holds ``job.n_trials`` complete ones; returns how many ran here.
-    ``ready``: a barrier the workers pass together once their study is open (none starts first)."""
+    ``ready``: a barrier the workers pass together once their study is open (none starts first);
+    ``shared``: other workers run on the study at the same time."""
     import optuna
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
@@ -200,7 +222,8 @@ def _optimize(job: SearchJob, worker: int, on_trial=None, ready=None) -> int:
     done = len(complete_trials(study))
     if done >= job.n_trials:
         return 0
-    study.sampler = make_sampler(job.sampler_seed, worker, done, job.multivariate, job.n_startup_trials)
+    study.sampler = make_sampler(job.sampler_seed, worker, done, job.multivariate, job.n_startup_trials,
+                                 constant_liar=shared)
     ran = [0]
 
     def count(study_, trial):
@@ -231,6 +254,8 @@ def run_search(job: SearchJob, workers: int = 1, progress: bool = True) -> dict:
     storage = make_storage(job.storage_url)
     study = open_study(storage, job.study_name, job.fingerprint, create=True)
     before = complete_trials(study)
+    if before:
+        print(f"resuming study {job.study_name!r} from {len(before)} complete trials", flush=True)
     if len(before) < job.n_trials:
         for params in job.enqueue:
             study.enqueue_trial(dict(params), skip_if_exists=True)
@@ -250,7 +275,7 @@ def run_search(job: SearchJob, workers: int = 1, progress: bool = True) -> dict:
                     bar.update(1)
                     bar.set_postfix(best=f"{best:.4f}")
 
-            per_worker[0] = _optimize(job, 0, on_trial)
+            per_worker[0] = _optimize(job, 0, on_trial, shared=False)
         else:
             ctx = multiprocessing.get_context("spawn")
             results, ready = ctx.Queue(), ctx.Barrier(workers)
