@@ -1,9 +1,10 @@
 """Kill test: run long jobs as child processes, SIGKILL them at seeded random points, resume them
 (or rerun a job that has no resume), and check what the kills left.
 
-    python -m benchmarks.kill_test [--kills 20] [--seed 0] [--jobs score-jsonl score-csv compare atomic-writers]
-        [--launcher subprocess|fork] [--threads 1] [--out benchmarks/results/kill_test.json]
+    python -m benchmarks.kill_test [--kills 20] [--seed 0] [--jobs NAME ...] [--launcher subprocess|fork]
+        [--threads 1] [--out benchmarks/results/kill_test.json] [--merge] [--no-spread]
         [--pairs 120] [--chunk-size 8] [--ner EXPORT --encoder MODEL] [--writer-iterations 40]
+        [--fit-epochs 6] [--tune-trials 40]
 
 Per job: one uninterrupted run (the reference: its time, outputs and persist timeline), then
 episodes from a fresh folder, each 1-3 kills in a row (each at a uniform random time within the
@@ -17,14 +18,27 @@ scored again; what a kill loses is the chunk in flight) and that records are per
 at a time (no step in the polled timelines exceeds a chunk). Once per job an input is changed
 before a resume: the resume must be refused in one line naming the file.
 
-Jobs come from the modules of :data:`JOB_MODULES` (training jobs: one more module with ``JOBS``,
-``add_arguments`` and ``setup``). ``benchmarks/scoring/kill_jobs.py`` (its options: the last line
-above): ``radscore score --out`` to JSON lines and to CSV, ``radscore compare --out-dir``, and
-``atomic-writers``, a child that rewrites an export manifest, an affinity matrix and a results
-JSON (about 0.5 MB each) with radscore's writers in a loop (no resume: rerun). By default the
-model is a tiny random NER export (what is tested is the files). ``--launcher fork`` forks the
-jobs from this process instead of starting Python afresh (fast; the pytest version uses it);
-``subprocess`` runs the real command.
+Jobs whose work is not records files say what they persist (``progress``: the global step of
+``last.ckpt``, a study's complete trials), what a resumed run's log says it resumed from
+(``resumed_from``: never less than what the kill left), what a kill may leave (``check``) and how a
+finished run is judged against the reference (``summary`` and ``compare``; with ``spread``, a second
+uninterrupted run measures how far two runs differ, and a resumed run must lie within that;
+``--no-spread`` skips it and asks for exact equality). Every kill records the run time since the
+last persist (the work it lost).
+
+Jobs come from the modules of :data:`JOB_MODULES`, each with ``JOBS``, ``add_arguments`` and
+``setup``. ``benchmarks/scoring/kill_jobs.py`` (its options: ``--pairs`` to ``--writer-iterations``):
+``radscore score --out`` to JSON lines and to CSV, ``radscore compare --out-dir``, and
+``atomic-writers``, a child that rewrites an export manifest, an affinity matrix and a results JSON
+(about 0.5 MB each) with radscore's writers in a loop (no resume: rerun); by default the model is a
+tiny random NER export (what is tested is the files). ``benchmarks/training/kill_jobs.py``
+(``--fit-epochs``, ``--tune-trials``): ``python -m train fit`` of NER, ER²Score and ClinicalBLEURT
+with tiny random backbones (resumed with ``--ckpt_path last``; a changed config must be refused),
+``tune-weights`` (resumed through its optuna study; a changed objective must be refused), and
+``export`` and ``publish --dry-run`` of a finished NER run (rerun). ``--merge`` keeps the jobs of
+the ``--out`` JSON this run does not run (each with its own run's facts), so one file holds every
+job. ``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast;
+the pytest versions use it); ``subprocess`` runs the real command.
 """
 
 from __future__ import annotations
@@ -39,13 +53,13 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "benchmarks" / "results" / "kill_test.json"
-JOB_MODULES = ("benchmarks.scoring.kill_jobs",)  # a room's jobs: one more module name here
+JOB_MODULES = ("benchmarks.scoring.kill_jobs", "benchmarks.training.kill_jobs")  # a room's jobs: one module each
 
 
 @dataclass
@@ -69,6 +83,13 @@ class Job:
     chunk: int | None = None
     complete_only: bool = True  # outputs take their final names only when the run completes
     warm: Callable[[], None] | None = None  # fork launcher: import and load once, before the first fork
+    # jobs whose work is not records files (training): what is persisted, how a run is judged
+    progress: Callable[[Path], dict[str, int]] | None = None  # units of work persisted (default: records)
+    resumed_from: Callable[[str], int | None] | None = None  # a resumed run's log -> the units it resumed from
+    summary: Callable[[Path], dict] | None = None  # the finished result (default: the outputs' bytes)
+    compare: Callable[[dict, dict, dict | None], dict] | None = None  # (result, reference, spread) -> {"equal": ...}
+    spread: Callable[[dict, dict], dict] | None = None  # two uninterrupted results -> their spread (a second run)
+    notes: list = field(default_factory=list)  # what ``check`` saw that is not damage (e.g. a refusal)
 
 
 # ---- launching and killing ------------------------------------------------------------------------
@@ -135,7 +156,10 @@ def _meta(path: Path) -> dict | None:
 
 
 def persisted(job: Job, work: Path) -> dict[str, int]:
-    """Records each records file of ``job`` holds in complete chunks (its meta file)."""
+    """Records each records file of ``job`` holds in complete chunks (its meta file), or the units
+    of work its ``progress`` finds persisted (training steps in ``last.ckpt``, complete trials)."""
+    if job.progress is not None:
+        return job.progress(work)
     return {p.name: (_meta(p) or {}).get("records", 0) for p in job.records(work)}
 
 
@@ -146,6 +170,7 @@ def attempt(job: Job, work: Path, resume: bool, kill_after: float | None, launch
     module, argv = job.command(work)
     if resume and job.resume is not None:
         argv = [*argv, *job.resume]
+    log.write_bytes(b"")  # there even when a forked child is killed before it opens it
     start = time.monotonic()
     child = Child(module, argv, log, launcher, threads)
     timeline, last, killed = [], None, False
@@ -161,8 +186,11 @@ def attempt(job: Job, work: Path, resume: bool, kill_after: float | None, launch
             break
         time.sleep(0.02)
     seconds = time.monotonic() - start
+    text = log.read_text(errors="replace")
+    since = round(seconds - timeline[-1][0], 3) if timeline else None  # run time after the last persist
     return {"killed": killed, "code": child.code, "seconds": round(seconds, 3), "timeline": timeline,
-            "persisted": persisted(job, work), "log": log.read_text(errors="replace")[-2000:]}
+            "persisted": persisted(job, work), "seconds_since_persist": since, "log": text[-2000:],
+            "resumed_from": job.resumed_from(text) if resume and job.resumed_from is not None else None}
 
 
 # ---- what a kill left -----------------------------------------------------------------------------
@@ -205,7 +233,8 @@ def snapshot(paths: list[Path]) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in paths if p.exists()}
 
 
-def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str, threads: int) -> dict:
+def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str, threads: int,
+            measure_spread: bool = True) -> dict:
     """The reference run, then episodes of kills until ``kills`` kills (module doc)."""
     if launcher == "fork" and job.warm is not None:
         job.warm()
@@ -220,6 +249,18 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
     out = {"command": [job.command(ref)[0], *job.command(ref)[1]], "resume": job.resume, "chunk": job.chunk,
            "uninterrupted_seconds": total, "kills": 0, "finished_before_kill": 0, "corrupted_outputs": 0,
            "episodes": [], "problems": []}
+    ref_summary = spread = None
+    if job.summary is not None:
+        ref_summary = out["reference"] = job.summary(ref)
+    if job.spread is not None and measure_spread:  # a second uninterrupted run: how far two runs differ
+        ref2 = root / job.name / "reference2"
+        ref2.mkdir()
+        job.prepare(ref2)
+        second = attempt(job, ref2, False, None, launcher, threads, ref2 / "log.txt")
+        if second["code"] != 0:
+            raise RuntimeError(f"{job.name}: the second uninterrupted run failed ({second['code']}):\n{second['log']}")
+        spread = out["spread"] = job.spread(ref_summary, job.summary(ref2))
+        out["uninterrupted_seconds_second"] = second["seconds"]
     refused = job.change is None
     while out["kills"] < kills or not refused:
         work = root / job.name / f"episode{len(out['episodes'])}"
@@ -242,7 +283,9 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
             steps = [max(0, b - a) for (_, s0), (_, s1) in zip(run["timeline"], run["timeline"][1:])
                      for a, b in zip(s0.values(), s1.values())]
             episode["kills"].append({"at_seconds": round(at, 3), "persisted": run["persisted"],
-                                     "largest_persist_step": max(steps, default=0), "damage": bad})
+                                     "largest_persist_step": max(steps, default=0), "damage": bad,
+                                     "seconds_since_persist": run["seconds_since_persist"],
+                                     **({"resumed_from": run["resumed_from"]} if k > 0 else {})})
         if not refused and episode["kills"] and any(episode["kills"][-1]["persisted"].values()):
             episode["refusal"] = refusal(job, work, launcher, threads)
             refused = True
@@ -251,7 +294,19 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
             refused = True
         final = attempt(job, work, bool(episode["kills"]), None, launcher, threads, work / "log_final.txt")
         episode["final_code"] = final["code"]
-        episode["equal_to_uninterrupted"] = final["code"] == 0 and snapshot(job.outputs(work)) == reference
+        if job.compare is not None:
+            episode["comparison"] = job.compare(job.summary(work), ref_summary, spread) if final["code"] == 0 else None
+            episode["equal_to_uninterrupted"] = bool(episode["comparison"] and episode["comparison"]["equal"])
+        else:
+            episode["equal_to_uninterrupted"] = final["code"] == 0 and snapshot(job.outputs(work)) == reference
+        if job.resumed_from is not None and episode["kills"]:  # each resume starts where the kill before it left
+            episode["final_resumed_from"] = final["resumed_from"]
+            starts = [kill.get("resumed_from") for kill in episode["kills"][1:]] + [final["resumed_from"]]
+            for kill, start in zip(episode["kills"], starts):
+                kept = max(kill["persisted"].values(), default=0)
+                if kept and (start is None or start < kept):
+                    out["problems"].append(f"episode {len(out['episodes'])}: {kept} units persisted at a kill, "
+                                           f"the resume started from {start}")
         episode["resumed_from"] = {p.name: (_meta(p) or {}).get("resumed_from") for p in job.records(work)}
         if job.resume is not None and episode["kills"]:
             for path in job.records(work):  # every persisted count short of the end is resumed from
@@ -267,17 +322,22 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
     out["equal_to_uninterrupted"] = f"{sum(e['equal_to_uninterrupted'] for e in eps)}/{len(eps)}"
     out["largest_persist_step"] = max((k["largest_persist_step"] for e in eps for k in e["kills"]), default=0)
     out["refusal"] = next((e["refusal"] for e in eps if "refusal" in e), None)
+    since = [k["seconds_since_persist"] for e in eps for k in e["kills"] if k["seconds_since_persist"] is not None]
+    out["largest_seconds_since_persist"] = max(since, default=None)
+    if job.notes:
+        out["notes"] = sorted(set(job.notes))
     return out
 
 
 def refusal(job: Job, work: Path, launcher: str, threads: int) -> dict:
     """Resume after changing an input: refused, in one line naming the file, and nothing written."""
     names, undo = job.change(work)
-    before = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith((".partial", ".meta.json"))}
+    kept = (".partial", ".meta.json", ".ckpt", ".db")
+    before = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith(kept)}
     run = attempt(job, work, True, None, launcher, threads, work / "log_refused.txt")
     undo()
-    errors = [line for line in run["log"].splitlines() if "error" in line.lower()]
-    after = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith((".partial", ".meta.json"))}
+    errors = [line for line in run["log"].splitlines() if "error:" in line.lower()]  # "<prog>: error: ..."
+    after = {p.name: p.read_bytes() for p in work.rglob("*") if p.name.endswith(kept)}
     message = errors[-1] if errors else ""
     return {"code": run["code"], "message": message, "one_line": len(errors) == 1,
             "names_the_file": names in message, "left_files_alone": before == after,
@@ -316,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of the jobs")
     p.add_argument("--work", help="work folder (default: a temporary one)")
     p.add_argument("--out", default=str(RESULT))
+    p.add_argument("--no-spread", action="store_true",
+                   help="no second uninterrupted run: results must equal the reference exactly (fast)")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the jobs of the --out JSON that this run does not run (each keeps its own run's facts)")
     for module in modules.values():
         module.add_arguments(p)
     args = p.parse_args(argv)
@@ -323,34 +387,54 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args, jobs: dict) -> int:
+    """Run the jobs; the JSON is rewritten after each job (``"complete": false`` until the last)."""
     import tempfile
 
     result = {"kills_per_job": args.kills, "seed": args.seed, "launcher": args.launcher, "threads": args.threads,
               "machine": machine(), "setup": {}, "jobs": {}}
+    old = {}
+    if getattr(args, "merge", False) and args.out and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text())
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         root, setups = Path(tmp), {}
-        for name in args.jobs:
+        ok = True
+        for k, name in enumerate(args.jobs):
             module = jobs[name]
             if module.__name__ not in setups:
                 setups[module.__name__] = module.setup(root / module.__name__, args)
                 result["setup"][module.__name__] = setups[module.__name__]["record"]
             job = module.JOBS[name](setups[module.__name__])
             started = time.monotonic()
-            j = result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads)
+            j = result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads,
+                                               not getattr(args, "no_spread", False))
             j["wall_seconds"] = round(time.monotonic() - started, 1)
             print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
                   f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "
                   f"{len(j['problems'])} problems", file=sys.stderr)
-        result = json.loads(json.dumps(result).replace(str(root), "WORK"))  # the temporary folder's name
+            ok = write(args, json.loads(json.dumps(result).replace(str(root), "WORK")), old,
+                       args.jobs[k + 1:])  # the temporary folder's name replaced
+    return 0 if ok else 1
+
+
+def write(args, result: dict, old: dict, remaining: list[str]) -> bool:
+    """Merge with ``old`` (the jobs this run does not run), write ``--out``; whether every job passed."""
+    if old:
+        kept = {name: job for name, job in old.get("jobs", {}).items() if name not in args.jobs}
+        for job in kept.values():  # the facts of the run each kept job comes from
+            job.setdefault("run", {k: old.get(k) for k in ("kills_per_job", "seed", "launcher", "threads", "machine")})
+        result = {**result, "jobs": {**kept, **result["jobs"]}, "setup": {**old.get("setup", {}), **result["setup"]}}
     ok = all(not j["problems"] and (j["refusal"] is None or j["refusal"]["ok"]) for j in result["jobs"].values())
     result["ok"] = ok
+    complete = result["complete"] = not remaining
+    if remaining:
+        result["still_to_run"] = list(remaining)
     if args.out:
         from radscore.atomic import write_json_atomic
 
         write_json_atomic(args.out, result)
-        print(f"wrote {args.out}", file=sys.stderr)
-    return 0 if ok else 1
+        print(f"wrote {args.out}{'' if complete else ' (not complete: more jobs to run)'}", file=sys.stderr)
+    return ok
 
 
 if __name__ == "__main__":

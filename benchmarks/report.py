@@ -602,16 +602,50 @@ def kill_test(paths, data):
     blocks = []
     for p in paths:
         d = data[p.name]
-        rows = [[name, j.get("kills"), j.get("finished_before_kill"), j.get("corrupted_outputs"),
+        jobs = d.get("jobs", {})
+
+        def launcher(j):
+            return (j.get("run") or {}).get("launcher") or d.get("launcher")
+
+        rows = [[name, launcher(j), j.get("kills"), j.get("finished_before_kill"), j.get("corrupted_outputs"),
                  j.get("equal_to_uninterrupted"), j.get("largest_persist_step") or "-",
+                 num(j.get("largest_seconds_since_persist"), 1),
                  "-" if not j.get("refusal") else ("one line, names the file" if j["refusal"].get("ok") else "NOT OK"),
-                 num(j.get("wall_seconds"), 1)] for name, j in d.get("jobs", {}).items()]
+                 num(j.get("wall_seconds"), 1)] for name, j in jobs.items()]
         body = [f"`python -m benchmarks.kill_test`: {d.get('kills_per_job')} SIGKILLs per job at seeded random points "
-                f"(seed {d.get('seed')}, {d.get('launcher')} launcher), then a resume or a rerun; "
-                f"overall {'passed' if d.get('ok') else 'FAILED'}.", "",
-                table(["job", "kills", "finished before the kill", "corrupted outputs", "equal to uninterrupted",
-                       "largest step lost", "changed input refused", "wall s"], rows),
-                "", "Each episode's kill times, what was on disk and the refusal messages are in the file."]
+                f"(seed {d.get('seed')}; jobs merged from other runs keep their own seed and launcher in the file), "
+                f"then a resume or a rerun; overall {'passed' if d.get('ok') else 'FAILED'}."]
+        if d.get("complete") is False:
+            body.append(f"**Not complete**: still to run: {', '.join(d.get('still_to_run') or [])}.")
+        body += ["", table(["job", "launcher", "kills", "finished before the kill", "corrupted outputs",
+                            "equal to uninterrupted", "largest persist step", "largest run time lost, s",
+                            "changed input refused", "wall s"], rows, "llrrrrrrlr")]
+        same = []
+        for name, j in jobs.items():
+            comps = [e["comparison"] for e in j.get("episodes", []) if e.get("comparison")]
+            if not comps:
+                continue
+            if "spread" in j or "largest_metric_abs_diff" in comps[0]:
+                spread = j.get("spread") or {}
+                same.append([name, f"test metrics: {len(j['reference'].get('metrics', {}))}",
+                             sci(spread.get("largest_metric_abs_diff")) if spread else "not measured",
+                             sci(max(c["largest_metric_abs_diff"] for c in comps)),
+                             f"weights {sum(bool(c.get('weights_bit_identical')) for c in comps)}/{len(comps)}"])
+            elif "best_value" in comps[0]:
+                same.append([name, f"best value {j['reference']['best_value']:.6f} in "
+                             f"{j['reference']['complete_trials']} trials", "-",
+                             sci(max(abs(c["best_value"] - c["reference_best_value"]) for c in comps)),
+                             f"affinity matrix {sum(c['affinity_matrix_bit_identical'] for c in comps)}/{len(comps)}"])
+            else:
+                same.append([name, "files" if "files" in comps[0] else "printout", "-", "-",
+                             f"bytes {sum(c['equal'] for c in comps)}/{len(comps)}"])
+        if same:
+            body += ["", "Training jobs: each resumed or rerun result against the uninterrupted run's (spread: "
+                     "the largest difference between two uninterrupted runs).", "",
+                     table(["job", "compared", "spread of two runs", "largest difference after kills",
+                            "bit-identical"], same, "lllrl")]
+        body += ["", "Each episode's kill times, what was on disk, where each resume started and the refusal "
+                 "messages are in the file."]
         blocks.append(Block("Kill test", [p], "\n".join(body), is_synthetic(d)))
     return blocks
 
@@ -774,7 +808,8 @@ SECTIONS = {
             "`checkpoints/ner/<config>/test_metrics.json` and its export's `metrics.json`. A training step's "
             "cost is under [Training cost and memory](#training-cost-and-memory)."),
     "scoring": ("Scoring speed and parity", "radscore against the released `ratescore` 0.6.0 package: speed, "
-                "score differences and sentence lists; streaming, resumed and killed scoring runs."),
+                "score differences and sentence lists; streaming and resumed scoring runs; the kill test of the scoring "
+                "and training jobs."),
     "training": ("Training cost and memory", "A training step, the weight search, the memory model against "
                  "measured peaks, the predicted GPU-hours and the rehearsal on a GPU."),
 }
