@@ -2,7 +2,7 @@
 (or rerun a job that has no resume), and check what the kills left.
 
     python -m benchmarks.kill_test [--kills 20] [--seed 0] [--jobs NAME ...] [--launcher subprocess|fork]
-        [--threads 1] [--out benchmarks/results/kill_test.json] [--merge] [--no-spread]
+        [--threads 1] [--out benchmarks/results/kill_test.json] [--merge] [--no-spread] [--refusal-first]
         [--pairs 120] [--chunk-size 8] [--ner EXPORT --encoder MODEL] [--writer-iterations 40]
         [--fit-epochs 6] [--tune-trials 40]
 
@@ -23,8 +23,9 @@ Jobs whose work is not records files say what they persist (``progress``: the gl
 (``resumed_from``: never less than what the kill left), what a kill may leave (``check``) and how a
 finished run is judged against the reference (``summary`` and ``compare``; with ``spread``, a second
 uninterrupted run measures how far two runs differ, and a resumed run must lie within that;
-``--no-spread`` skips it and asks for exact equality). Every kill records the run time since the
-last persist (the work it lost).
+``--no-spread`` skips it and asks for exact equality; ``--refusal-first`` puts the kill after
+the first chunk and the refused resume first, so ``--kills 1`` makes it the only kill). Every kill
+records the run time since the last persist (the work it lost).
 
 Jobs come from the modules of :data:`JOB_MODULES`, each with ``JOBS``, ``add_arguments`` and
 ``setup``. ``benchmarks/scoring/kill_jobs.py`` (its options: ``--pairs`` to ``--writer-iterations``):
@@ -234,8 +235,9 @@ def snapshot(paths: list[Path]) -> dict[str, bytes]:
 
 
 def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str, threads: int,
-            measure_spread: bool = True) -> dict:
-    """The reference run, then episodes of kills until ``kills`` kills (module doc)."""
+            measure_spread: bool = True, refusal_first: bool = False) -> dict:
+    """The reference run, then episodes of kills until ``kills`` kills (module doc); with
+    ``refusal_first`` the targeted kill and the refusal come first (and count as a kill)."""
     if launcher == "fork" and job.warm is not None:
         job.warm()
     ref = root / job.name / "reference"
@@ -267,7 +269,7 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
         work.mkdir()
         job.prepare(work)
         episode = {"kills": [], "resumed": True}
-        planned = min(rng.randint(1, 3), kills - out["kills"])
+        planned = 0 if refusal_first and not refused else min(rng.randint(1, 3), kills - out["kills"])
         for k in range(max(1, planned)):
             at = rng.uniform(0.05, 1.0) * total if planned else -1  # kills done: one after a chunk, to refuse
             run = attempt(job, work, k > 0, at, launcher, threads, work / f"log{k}.txt")
@@ -299,14 +301,9 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
             episode["equal_to_uninterrupted"] = bool(episode["comparison"] and episode["comparison"]["equal"])
         else:
             episode["equal_to_uninterrupted"] = final["code"] == 0 and snapshot(job.outputs(work)) == reference
-        if job.resumed_from is not None and episode["kills"]:  # each resume starts where the kill before it left
+        if job.resumed_from is not None and episode["kills"]:
             episode["final_resumed_from"] = final["resumed_from"]
-            starts = [kill.get("resumed_from") for kill in episode["kills"][1:]] + [final["resumed_from"]]
-            for kill, start in zip(episode["kills"], starts):
-                kept = max(kill["persisted"].values(), default=0)
-                if kept and (start is None or start < kept):
-                    out["problems"].append(f"episode {len(out['episodes'])}: {kept} units persisted at a kill, "
-                                           f"the resume started from {start}")
+            out["problems"] += resume_problems(len(out["episodes"]), episode)
         episode["resumed_from"] = {p.name: (_meta(p) or {}).get("resumed_from") for p in job.records(work)}
         if job.resume is not None and episode["kills"]:
             for path in job.records(work):  # every persisted count short of the end is resumed from
@@ -327,6 +324,22 @@ def run_job(job: Job, kills: int, rng: random.Random, root: Path, launcher: str,
     if job.notes:
         out["notes"] = sorted(set(job.notes))
     return out
+
+
+def resume_problems(number: int, episode: dict) -> list[str]:
+    """Each resume of a job with ``resumed_from`` starts at what the kill before it left or later
+    (nothing persisted is done again). A resumed run killed before it said where it resumes says
+    nothing (its successor then resumes from what is still on disk); the run to the end must say."""
+    bad, kills = [], episode["kills"]
+    starts = [(kill.get("resumed_from"), True) for kill in kills[1:]] + [(episode.get("final_resumed_from"), False)]
+    kept = 0
+    for kill, (start, killed) in zip(kills, starts):
+        kept = max(kept, max(kill["persisted"].values(), default=0))
+        if start is None and killed:
+            continue  # killed before it resumed: what it would resume from is still on disk
+        if kept and (start is None or start < kept):
+            bad.append(f"episode {number}: {kept} units persisted at a kill, the resume started from {start}")
+    return bad
 
 
 def refusal(job: Job, work: Path, launcher: str, threads: int) -> dict:
@@ -378,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(RESULT))
     p.add_argument("--no-spread", action="store_true",
                    help="no second uninterrupted run: results must equal the reference exactly (fast)")
+    p.add_argument("--refusal-first", action="store_true",
+                   help="the kill after the first chunk and the refused resume first (with --kills 1: the only kill)")
     p.add_argument("--merge", action="store_true",
                    help="keep the jobs of the --out JSON that this run does not run (each keeps its own run's facts)")
     for module in modules.values():
@@ -407,7 +422,8 @@ def run(args, jobs: dict) -> int:
             job = module.JOBS[name](setups[module.__name__])
             started = time.monotonic()
             j = result["jobs"][name] = run_job(job, args.kills, rng, root, args.launcher, args.threads,
-                                               not getattr(args, "no_spread", False))
+                                               not getattr(args, "no_spread", False),
+                                               getattr(args, "refusal_first", False))
             j["wall_seconds"] = round(time.monotonic() - started, 1)
             print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
                   f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "

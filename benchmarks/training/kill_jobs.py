@@ -61,7 +61,7 @@ def setup(root: Path, args) -> dict:
 
     root.mkdir(parents=True)
     synth = root / "synthetic"
-    generate(synth, seed=args.seed, sizes={"rexval": 0, "task1": 0, "task2": 60, "task3": 0, "er2": 36, "bleurt": 40})
+    generate(synth, seed=0, sizes={"rexval": 0, "task1": 0, "task2": 60, "task3": 0, "er2": 36, "bleurt": 40})
     out = {"backbone": build_tiny_bert(root / "tiny_bert", seed=0),
            "ner_export": build_tiny_iob_export(root / "tiny_ner", seed=0, head_std=0.3, o_bias=2.5),
            "er2_rows": str(synth / "synthetic_er2" / "radcliq_synthetic.jsonl"),
@@ -78,7 +78,7 @@ def setup(root: Path, args) -> dict:
         out["finished_run"] = str(run)
     out["record"] = {"backbone": "tiny random BERT (train.rehearsal.tiny, seed 0)",
                      "ner_export": "tiny random IOB export (train.rehearsal.tiny, seed 0)",
-                     "data": "NER: tests/fixtures/ratener_hub; the others SYNTHETIC (data.synth, seed --seed): "
+                     "data": "NER: tests/fixtures/ratener_hub; the others SYNTHETIC (data.synth, seed 0): "
                              "36 ER² rows per system, 40 ClinicalBLEURT rows, 60 RaTE-Eval Task 2 pairs",
                      "fit_epochs": args.fit_epochs, "tune_trials": args.tune_trials,
                      "precision": "32-true", "checkpoint_interval": "one epoch (last.ckpt at every epoch's end)"}
