@@ -174,6 +174,15 @@ def test_a_killed_search_resumes_with_every_finished_trial(world, tmp_path):
     report = json.loads((tmp_path / "resume" / "report.json").read_text())
     assert report["search"]["complete_trials_before"] == 6 and report["search"]["complete_trials_after"] == 15
 
+    # the trials equal an uninterrupted search's, one by one: the sampler resumed from the random state the
+    # last complete trial left (the trial the kill cut short stays RUNNING and is left out)
+    whole = _config(world, tmp_path, name="whole", n_trials=15, resamples=20)
+    assert main(["--config", str(whole), "--no-progress"]) == 0
+    def in_order(study):
+        return [(t.params, t.value) for t in sorted(study.trials, key=lambda t: t.number)
+                if t.state == optuna.trial.TrialState.COMPLETE]
+    assert in_order(_study(cfg_path)) == in_order(_study(whole))
+
 
 def test_two_workers_share_one_study_on_rexval_split_by_study(world, tmp_path):
     cfg_path = _config(world, tmp_path, name="workers", fmt="rexval", n_trials=16, resamples=20,

@@ -18,14 +18,17 @@
 - ``enqueue``: matrices evaluated first (optuna's enqueued trials, added once per study), e.g. the
   uniform matrix: a neutral starting point that TPE's box rarely reaches by chance (every weight
   equal and ``p`` = 1 lie in a corner), so the search never ends below it on the training split.
-- Worker ``k`` reseeds its TPESampler before every trial with ``(sampler_seed, k, complete trials
-  at that moment)`` (:func:`make_sampler`), so a fresh single-process search is reproducible, a
-  resumed one does not replay the first draws, and a single-process search killed and resumed ends
-  with the trials (and the best value) of the uninterrupted search.
+- Worker ``k`` seeds its TPESampler with ``(sampler_seed, k, complete trials at its start)``, so a
+  fresh single-process search is reproducible. A single process also keeps the sampler's random
+  state in every trial it completes (:class:`ResumableTPESampler`); a killed search resumes from the
+  state its last complete trial left, so it ends with the trials (and the best value) of the
+  uninterrupted search. Workers sharing a study draw from their own seeds, with constant_liar.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import sqlite3
 import time
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import optuna
 
 from radscore.labels import ENTITY_TYPES
 from radscore.scoring import PENALTY_KEY, AffinityMatrix, official_key
@@ -50,7 +54,6 @@ class StudyMismatchError(ValueError):
 # ---- storage and study ---------------------------------------------------------------------
 def make_storage(url: str):
     """An optuna storage for ``url`` (see the module doc)."""
-    import optuna
     import sqlalchemy
 
     if url.startswith("journal:"):
@@ -86,7 +89,6 @@ def make_storage(url: str):
 def open_study(storage, name: str, fingerprint: dict, create: bool = True):
     """Load the study ``name`` (creating it when ``create``) and check that its fingerprint is
     ``fingerprint``."""
-    import optuna
 
     if create:
         study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
@@ -166,30 +168,75 @@ class Objective:
 
 
 def trial_seed(seed: int, worker: int, done: int) -> int:
-    """The seed of worker ``worker``'s draws for a trial that starts with ``done`` complete trials."""
+    """The seed of worker ``worker``'s sampler when it starts on a study of ``done`` complete trials."""
     return int(np.random.SeedSequence([int(seed), int(worker), int(done)]).generate_state(1)[0])
+
+
+STATE_KEY = "radscore:sampler_state"
+_CHUNK = 2000  # characters per system attribute (optuna's RDB limit for MySQL is 2045)
+
+
+def _rng_states(sampler) -> str:
+    """The numpy states of a TPESampler and of its startup RandomSampler, as one string."""
+    def pack(rng):
+        name, keys, pos, has_gauss, gauss = rng.get_state()
+        return [name, base64.b64encode(np.asarray(keys, dtype="<u4").tobytes()).decode(), int(pos), int(has_gauss),
+                float(gauss)]
+
+    return json.dumps([pack(sampler._rng.rng), pack(sampler._random_sampler._rng.rng)])
+
+
+def _set_rng_states(sampler, text: str) -> None:
+    def unpack(rng, packed):
+        name, keys, pos, has_gauss, gauss = packed
+        rng.set_state((name, np.frombuffer(base64.b64decode(keys), dtype="<u4").astype(np.uint32), pos, has_gauss,
+                       gauss))
+
+    tpe, startup = json.loads(text)
+    unpack(sampler._rng.rng, tpe)
+    unpack(sampler._random_sampler._rng.rng, startup)
+
+
+def saved_rng_states(trial) -> str | None:
+    """The sampler state a trial completed by :class:`ResumableTPESampler` left (None for others)."""
+    parts = sorted((int(k.rsplit(":", 1)[1]), v) for k, v in trial.system_attrs.items() if k.startswith(STATE_KEY))
+    return "".join(v for _, v in parts) or None
 
 
 def make_sampler(seed: int, worker: int, done: int, multivariate: bool, n_startup_trials: int,
                  constant_liar: bool = True):
-    """A TPESampler whose random state is reseeded before every trial with :func:`trial_seed` of the
-    study's complete trials at that moment: a search killed and resumed draws, from the same
-    history, what the uninterrupted search drew at the same point. ``constant_liar`` (optuna's
+    """A :class:`ResumableTPESampler` seeded with :func:`trial_seed`. ``constant_liar`` (optuna's
     default, for workers sharing a study): running trials count as bad ones; a single process turns
-    it off, so a trial a kill cut short (it stays RUNNING) does not steer the resumed search."""
-    import optuna
-    from optuna.trial import TrialState
+    it off, so a trial a kill cut short (it stays RUNNING) does not steer the resumed search. Alone in
+    its study, the current trial is the only running one, which constant_liar leaves out: the
+    draws of an uninterrupted search are the same either way."""
+    return ResumableTPESampler(seed=trial_seed(seed, worker, done), multivariate=multivariate,
+                               n_startup_trials=int(n_startup_trials), constant_liar=constant_liar)
 
-    class TrialSeededTPESampler(optuna.samplers.TPESampler):
-        def before_trial(self, study, trial) -> None:
-            complete = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-            mixed = trial_seed(seed, worker, complete)
-            self._rng.rng.seed(mixed)  # what reseed_rng() reseeds, with a known seed
-            self._random_sampler._rng.rng.seed(mixed)
-            super().before_trial(study, trial)
 
-    return TrialSeededTPESampler(seed=trial_seed(seed, worker, done), multivariate=multivariate,
-                                 n_startup_trials=int(n_startup_trials), constant_liar=constant_liar)
+class ResumableTPESampler(optuna.samplers.TPESampler):
+    """A TPESampler that writes its random state into each trial it finishes, before the trial is
+    marked complete (``after_trial``). Nothing is drawn between that moment and the next trial's
+    sampling, so the state of a study's last complete trial is the one its next trial starts from."""
+
+    def after_trial(self, study, trial, state, values) -> None:
+        super().after_trial(study, trial, state, values)
+        text = _rng_states(self)
+        for i in range(0, len(text), _CHUNK):
+            study._storage.set_trial_system_attr(trial._trial_id, f"{STATE_KEY}:{i // _CHUNK}", text[i:i + _CHUNK])
+
+    def resume_from(self, study) -> int | None:
+        """Take the random state the study's last complete trial left; that trial's number, or None
+        when it has none (a study begun by a version that did not keep it)."""
+        trials = complete_trials(study)
+        if not trials:
+            return None
+        last = max(trials, key=lambda t: t.number)
+        text = saved_rng_states(last)
+        if text is None:
+            return None
+        _set_rng_states(self, text)
+        return last.number
 
 
 @dataclass
@@ -211,7 +258,6 @@ def _optimize(job: SearchJob, worker: int, on_trial=None, ready=None, shared: bo
     """Run trials until the study holds ``job.n_trials`` complete ones; returns how many ran here.
     ``ready``: a barrier the workers pass together once their study is open (none starts first);
     ``shared``: other workers run on the study at the same time."""
-    import optuna
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
 
@@ -224,6 +270,10 @@ def _optimize(job: SearchJob, worker: int, on_trial=None, ready=None, shared: bo
         return 0
     study.sampler = make_sampler(job.sampler_seed, worker, done, job.multivariate, job.n_startup_trials,
                                  constant_liar=shared)
+    if done and not shared:
+        number = study.sampler.resume_from(study)
+        print(f"the sampler resumes from the random state trial {number} left" if number is not None else
+              "the study's trials keep no sampler state (an older search): the sampler is seeded afresh", flush=True)
     ran = [0]
 
     def count(study_, trial):
