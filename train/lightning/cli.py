@@ -129,25 +129,16 @@ class RunCheckpoint(ModelCheckpoint):
     settings differ is refused (:class:`ResumeRefused`, one line naming the checkpoint and the keys).
 
     It also holds the random states of torch, numpy and Python at the save (Lightning's checkpoint
-    does not), put back when the resumed fit starts its next training epoch: checkpoints are saved
-    at an epoch's end, so a run resumed from one draws the shuffles and dropout masks the
-    uninterrupted run drew, and ends with the same weights."""
+    does not). A resumed fit puts them back as it loads the checkpoint, before Lightning makes the
+    training DataLoader's iterator (which draws a seed from torch's RNG): checkpoints are saved at an
+    epoch's end, and the uninterrupted run makes the next epoch's iterator right after, so the
+    resumed run draws the shuffles and dropout masks the uninterrupted run drew and ends with the
+    same weights. A ``test`` or ``validate`` of a checkpoint leaves the random states alone."""
 
     run_settings: dict | None = None
-    _rng_to_restore: dict | None = None
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "run_settings": self.run_settings, "rng": rng_states()}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        super().load_state_dict(state_dict)
-        self._rng_to_restore = state_dict.get("rng")
-
-    def on_train_epoch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        super().on_train_epoch_start(trainer, pl_module)
-        if self._rng_to_restore is not None:
-            set_rng_states(self._rng_to_restore)
-            self._rng_to_restore = None
 
     def on_train_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         super().on_train_epoch_end(trainer, pl_module)  # top-k first, when saving at epoch end
@@ -173,7 +164,8 @@ class RunCheckpoint(ModelCheckpoint):
         self._last_written_step = trainer.global_step
 
     def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict) -> None:
-        """A resumed fit says where it resumes (what a killed run kept)."""
+        """A resumed fit refuses another config, says where it resumes (what a killed run kept) and puts
+        back the random states of the save."""
         from pytorch_lightning.trainer.states import TrainerFn
 
         if trainer.state.fn != TrainerFn.FITTING:
@@ -186,6 +178,9 @@ class RunCheckpoint(ModelCheckpoint):
                                 "--run_dir to start anew")
         print(f"resuming from {trainer.ckpt_path} at step {checkpoint.get('global_step')} "
               f"(epoch {checkpoint.get('epoch')})", flush=True)
+        states = ((checkpoint.get("callbacks") or {}).get(self.state_key) or {}).get("rng")
+        if states is not None:
+            set_rng_states(states)
 
 
 def _class(cfg, section: str) -> type | None:
