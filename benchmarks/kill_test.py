@@ -48,7 +48,6 @@ import argparse
 import importlib
 import json
 import os
-import platform
 import random
 import signal
 import subprocess
@@ -358,20 +357,6 @@ def refusal(job: Job, work: Path, launcher: str, threads: int) -> dict:
 
 
 # ---- machine ----------------------------------------------------------------------------------------
-def machine() -> dict:
-    info = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        info["cpu"] = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name"))
-        flags = set(next(line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")))
-        info["cpu_flags"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
-        info["avx512_bf16"] = "avx512_bf16" in flags
-    except (OSError, StopIteration):
-        pass
-    info["load_average"] = list(os.getloadavg())
-    return info
-
-
 def job_modules() -> dict[str, object]:
     """The modules of :data:`JOB_MODULES`, each with ``JOBS`` (name -> builder(setup) -> Job),
     ``add_arguments(parser)`` and ``setup(root, args) -> dict`` (``setup["record"]`` goes to the JSON)."""
@@ -405,11 +390,11 @@ def run(args, jobs: dict) -> int:
     """Run the jobs; the JSON is rewritten after each job (``"complete": false`` until the last)."""
     import tempfile
 
+    from radscore.environment import environment
+
     result = {"kills_per_job": args.kills, "seed": args.seed, "launcher": args.launcher, "threads": args.threads,
-              "machine": machine(), "setup": {}, "jobs": {}}
-    old = {}
-    if getattr(args, "merge", False) and args.out and Path(args.out).is_file():
-        old = json.loads(Path(args.out).read_text())
+              "environment": environment(seed=args.seed, threads=args.threads),
+              "load_average_1min": os.getloadavg()[0], "setup": {}, "jobs": {}}
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         root, setups = Path(tmp), {}
@@ -428,29 +413,52 @@ def run(args, jobs: dict) -> int:
             print(f"{name}: {j['kills']} kills, {j['corrupted_outputs']} corrupted outputs, equal "
                   f"{j['equal_to_uninterrupted']}, refusal {'ok' if (j['refusal'] or {}).get('ok') else j['refusal']}, "
                   f"{len(j['problems'])} problems", file=sys.stderr)
-            ok = write(args, json.loads(json.dumps(result).replace(str(root), "WORK")), old,
+            ok = write(args, json.loads(json.dumps(result).replace(str(root), "WORK")),
                        args.jobs[k + 1:])  # the temporary folder's name replaced
     return 0 if ok else 1
 
 
-def write(args, result: dict, old: dict, remaining: list[str]) -> bool:
-    """Merge with ``old`` (the jobs this run does not run), write ``--out``; whether every job passed."""
-    if old:
-        kept = {name: job for name, job in old.get("jobs", {}).items() if name not in args.jobs}
-        for job in kept.values():  # the facts of the run each kept job comes from
-            job.setdefault("run", {k: old.get(k) for k in ("kills_per_job", "seed", "launcher", "threads", "machine")})
-        result = {**result, "jobs": {**kept, **result["jobs"]}, "setup": {**old.get("setup", {}), **result["setup"]}}
-    ok = all(not j["problems"] and (j["refusal"] is None or j["refusal"]["ok"]) for j in result["jobs"].values())
-    result["ok"] = ok
-    complete = result["complete"] = not remaining
-    if remaining:
-        result["still_to_run"] = list(remaining)
-    if args.out:
-        from radscore.atomic import write_json_atomic
+def write(args, result: dict, remaining: list[str]) -> bool:
+    """Write ``--out``; whether every job passed. With ``--merge`` the jobs this run does not run are
+    kept from the file as it stands at this write (under a lock, so runs of other jobs may write to the
+    same file at the same time), each with the facts of the run it comes from."""
+    import hashlib
+    import tempfile
 
-        write_json_atomic(args.out, result)
-        print(f"wrote {args.out}{'' if complete else ' (not complete: more jobs to run)'}", file=sys.stderr)
+    from filelock import FileLock
+
+    from benchmarks.results_file import write_result
+
+    def passed(jobs: dict) -> bool:
+        return all(not j["problems"] and (j["refusal"] is None or j["refusal"]["ok"]) for j in jobs.values())
+
+    if not args.out:
+        return passed(result["jobs"])
+    key = hashlib.sha256(str(Path(args.out).resolve()).encode()).hexdigest()[:16]
+    lock = Path(tempfile.gettempdir()) / f"kill_test-{key}.lock"  # not beside the results
+    with FileLock(str(lock)):
+        merge = getattr(args, "merge", False) and Path(args.out).is_file()
+        old = json.loads(Path(args.out).read_text()) if merge else {}
+        if old:
+            kept = {name: job for name, job in old.get("jobs", {}).items() if name not in result["jobs"]}
+            for job in kept.values():
+                job.setdefault("run", {k: old[k] for k in (*RUN_FACTS, "machine") if old.get(k) is not None})
+            ours = {name: {**job, "run": {k: result.get(k) for k in RUN_FACTS}} for name, job in result["jobs"].items()}
+            result = {**result, "jobs": {**kept, **ours}, "setup": {**old.get("setup", {}), **result["setup"]}}
+            remaining = [*remaining, *old.get("still_to_run", [])]
+            remaining = [name for name in dict.fromkeys(remaining) if name not in result["jobs"]]
+        ok = result["ok"] = passed(result["jobs"])
+        complete = result["complete"] = not remaining
+        result.pop("still_to_run", None)
+        if remaining:
+            result["still_to_run"] = list(remaining)
+        write_result(args.out, result, indent=1)
+    print(f"wrote {args.out}{'' if complete else ' (not complete: more jobs to run)'}", file=sys.stderr)
     return ok
+
+
+#: what a merged job keeps of the run that measured it
+RUN_FACTS = ("kills_per_job", "seed", "launcher", "threads", "environment", "load_average_1min")
 
 
 if __name__ == "__main__":

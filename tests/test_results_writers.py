@@ -22,7 +22,6 @@ RECORDERS = {"write_result", "environment"}
 
 #: "module path:function" -> why its JSON is no result (or why it is left as it is)
 NOT_RESULTS = {
-    "benchmarks/kill_test.py:run": "kill_test.json: its writer and machine() are being changed separately",
     "benchmarks/scoring/kill_jobs.py:make_inputs": "the kill test's input files (JSON lines of pairs)",
     "benchmarks/scoring/kill_jobs.py:_change.change": "the kill test's changed input, to check a resume is refused",
     "benchmarks/scoring/kill_jobs.py:atomic_writer_child": "a kill-test job's own output, killed while it writes",
