@@ -37,8 +37,8 @@ tiny random NER export (what is tested is the files). ``benchmarks/training/kill
 with tiny random backbones (resumed with ``--ckpt_path last``; a changed config must be refused),
 ``tune-weights`` (resumed through its optuna study; a changed objective must be refused), and
 ``export`` and ``publish --dry-run`` of a finished NER run (rerun). ``--merge`` keeps the jobs of
-the ``--out`` JSON this run does not run (each with its own run's facts), so one file holds every
-job. ``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast;
+the ``--out`` JSON this run does not run (each with its own run's facts), read at every write under a
+lock, so runs of other jobs may write to one file at the same time and it ends holding every job. ``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast;
 the pytest versions use it); ``subprocess`` runs the real command.
 """
 
