@@ -38,8 +38,9 @@ with tiny random backbones (resumed with ``--ckpt_path last``; a changed config 
 ``tune-weights`` (resumed through its optuna study; a changed objective must be refused), and
 ``export`` and ``publish --dry-run`` of a finished NER run (rerun). ``--merge`` keeps the jobs of
 the ``--out`` JSON this run does not run (each with its own run's facts), read at every write under a
-lock, so runs of other jobs may write to one file at the same time and it ends holding every job. ``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast;
-the pytest versions use it); ``subprocess`` runs the real command.
+lock, so runs of other jobs may write to one file at the same time and it ends holding every job.
+``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast; the
+pytest versions use it); ``subprocess`` runs the real command.
 """
 
 from __future__ import annotations
@@ -418,6 +419,10 @@ def run(args, jobs: dict) -> int:
     return 0 if ok else 1
 
 
+#: what a merged job keeps of the run that measured it
+RUN_FACTS = ("kills_per_job", "seed", "launcher", "threads", "environment", "load_average_1min")
+
+
 def write(args, result: dict, remaining: list[str]) -> bool:
     """Write ``--out``; whether every job passed. With ``--merge`` the jobs this run does not run are
     kept from the file as it stands at this write (under a lock, so runs of other jobs may write to the
@@ -455,10 +460,6 @@ def write(args, result: dict, remaining: list[str]) -> bool:
         write_result(args.out, result, indent=1)
     print(f"wrote {args.out}{'' if complete else ' (not complete: more jobs to run)'}", file=sys.stderr)
     return ok
-
-
-#: what a merged job keeps of the run that measured it
-RUN_FACTS = ("kills_per_job", "seed", "launcher", "threads", "environment", "load_average_1min")
 
 
 if __name__ == "__main__":
