@@ -80,13 +80,11 @@ def error_options(draft: Draft, lex: Lexicon, donors=(), kinds=ERROR_KINDS, nega
 
 
 def _pick(options: list[Option], rng: random.Random) -> Option:
-    by_cat: dict = {}
-    for o in options:
-        by_cat.setdefault(o.category if o.category is not None else 0, []).append(o)
-    cat = rng.choice(sorted(by_cat))
-    kinds = sorted({o.kind for o in by_cat[cat]})
+    cat = rng.choice(sorted({c if c is not None else 0 for c in {o.category for o in options}}))
+    in_cat = [o for o in options if (o.category if o.category is not None else 0) == cat]
+    kinds = sorted({o.kind for o in in_cat})
     kind = rng.choice(kinds)
-    return rng.choice([o for o in by_cat[cat] if o.kind == kind])
+    return rng.choice([o for o in in_cat if o.kind == kind])
 
 
 def add_errors(draft: Draft, n: int, rng: random.Random, lex: Lexicon, donors=(),
@@ -216,13 +214,14 @@ def _draw_surface(rng: random.Random, available=None) -> str:
 def _apply_shaped(draft: Draft, options: list[Option], shape: str, rng: random.Random) -> bool:
     """Apply one option of surface ``shape``; where the draft offers none, the surface is drawn again
     among those it offers (at their rates), so that both classes fall back alike. False with no option."""
-    options = [o for o in options if surface_of(o) in dict(SURFACE_RATES)]
-    if not options:
+    ops = {o.op for o in options}
+    available = {SURFACE[op] for op in ops} & set(dict(SURFACE_RATES))
+    if not available:
         return False
-    shaped = [o for o in options if surface_of(o) == shape]
-    if not shaped:
-        shape = _draw_surface(rng, {surface_of(o) for o in options})
-        shaped = [o for o in options if surface_of(o) == shape]
+    if shape not in available:
+        shape = _draw_surface(rng, available)
+    shaped_ops = {op for op in ops if SURFACE[op] == shape}
+    shaped = [o for o in options if o.op in shaped_ops]
     apply(draft, _pick(shaped, rng))
     return True
 

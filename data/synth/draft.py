@@ -15,6 +15,7 @@ is not edited and not part of them).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from data.annotation import AnnotatedSentence, Report, parse_annotated, tokenize_words
 
@@ -37,6 +38,13 @@ CATEGORY_NAMES = {
 # error), then minor < major < critical; an error is clinically significant iff weight >= MAJOR.
 MINOR, MAJOR, CRITICAL = 1, 2, 3
 WEIGHT_CLASSES = {0: "none", MINOR: "minor", MAJOR: "major", CRITICAL: "critical"}
+
+
+@lru_cache(maxsize=65536)
+def _parse(annotated: str) -> AnnotatedSentence:
+    """:func:`parse_annotated`, memoised (an untouched sentence is parsed again in every candidate
+    of its report; a broken one raises every time, as exceptions are not cached)."""
+    return parse_annotated(annotated)
 
 
 class EditConflict(ValueError):
@@ -90,7 +98,7 @@ class Slot:
 
     def sentence(self) -> AnnotatedSentence:
         """Re-parse the slot; raises :class:`data.annotation.AnnotationError` if it is broken."""
-        return parse_annotated(self.annotated())
+        return _parse(self.annotated())
 
     def types(self) -> list[str]:
         return [sp.type for sp in sorted(self.spans, key=lambda s: s.start)]
@@ -291,7 +299,7 @@ class Draft:
                 "candidate_sentences": sentences, "edits": edits}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Option:
     """One concrete, fully specified edit that :func:`apply` can make to a draft.
 
@@ -316,6 +324,16 @@ class Option:
     other: int | None = None
     detail: tuple = ()
     weight: int = 0  # MINOR / MAJOR / CRITICAL for an error, 0 otherwise
+
+    def __init__(self, kind: str, category: int | None, significant: bool, why: str, slot: int,
+                 op: str = "replace", start: int = 0, end: int = 0, text: str = "", spans: tuple | None = None,
+                 sentence: AnnotatedSentence | None = None, section: str = "", other: int | None = None,
+                 detail: tuple = (), weight: int = 0) -> None:
+        # the fields in one step, where a frozen dataclass's own __init__ sets them one by one with
+        # object.__setattr__ (three times slower): the finders make options by the hundred thousand
+        self.__dict__.update(kind=kind, category=category, significant=significant, why=why, slot=slot, op=op,
+                             start=start, end=end, text=text, spans=spans, sentence=sentence, section=section,
+                             other=other, detail=detail, weight=weight)
 
 
 #: what a reader of the two texts sees of an edit, by its operation (recorded as each edit's ``surface``)

@@ -71,7 +71,47 @@ WHY_NO_POSITIVE = "the sentence holds no present finding (only normal/negated st
 WHY_DEVICE = "the sentence states where a tube or line lies (a misplaced device is critical)"
 
 
+def lex_cached(fn):
+    """Memoise ``fn(lex, *args)``, a pure function of the lexicon and hashable ``args`` (a
+    :class:`Lexicon` holds dicts, so it is keyed by its id; each entry holds the lexicon itself, so
+    that id cannot be reused while cached). The same texts are weighed many times."""
+    cache: dict = {}
+
+    def wrapper(lex, *args):
+        key = (id(lex), args)
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) > 200000:
+                cache.clear()
+            hit = cache[key] = (lex, fn(lex, *args))
+        return hit[1]
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+def sentence_cached(fn):
+    """Memoise ``fn(lex, sent, *args)``, a pure function of the lexicon, a donor sentence (an
+    immutable :class:`~data.annotation.AnnotatedSentence` of the corpus) and hashable ``args``: keyed
+    by the ids of the first two, which each entry holds so that neither id can be reused while cached
+    (hashing a whole sentence would cost more than the lookup saves)."""
+    cache: dict = {}
+
+    def wrapper(lex, sent, *args):
+        key = (id(lex), id(sent), args)
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) > 200000:
+                cache.clear()
+            hit = cache[key] = (lex, sent, fn(lex, sent, *args))
+        return hit[2]
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
 # -- the clinical weight model (module doc) --------------------------------------------------------
+@lex_cached
 def finding_weight(lex: Lexicon, text: str) -> int:
     """CRITICAL for a critical finding's text, MINOR for an incidental one, else MAJOR."""
     if lex.critical.search(text):
@@ -84,6 +124,11 @@ def finding_weight(lex: Lexicon, text: str) -> int:
 def is_device_sentence(lex: Lexicon, text: str, entities) -> bool:
     """True when ``text`` names a tube or line and its only present findings (``entities``:
     ``(text, type)`` pairs) are position statuses ("malpositioned")."""
+    return _device_sentence(lex, text, tuple(entities))
+
+
+@lex_cached
+def _device_sentence(lex: Lexicon, text: str, entities: tuple) -> bool:
     return bool(lex.devices.search(text)) and all(
         lex.device_status.search(t) for t, ty in entities if ty in POSITIVE)
 
@@ -104,8 +149,12 @@ def weighed(weight: int, why: str) -> tuple[int, bool, str]:
 
 def location_weight(lex: Lexicon, slot) -> tuple[int, bool, str]:
     """Weight of moving something in ``slot`` (a location swap, a size beyond the threshold)."""
-    ents = slot_entities(slot)
-    if is_device_sentence(lex, slot.text, ents):
+    return _location_weight(lex, slot.text, tuple(slot_entities(slot)))
+
+
+@lex_cached
+def _location_weight(lex: Lexicon, text: str, ents: tuple) -> tuple[int, bool, str]:
+    if is_device_sentence(lex, text, ents):
         return weighed(CRITICAL, WHY_DEVICE)
     w = present_weight(lex, ents)
     if not w:
@@ -177,39 +226,74 @@ def editable(draft: Draft):
             if s.deleted_by is None and s.inserted_by is None and s.ref_index is not None]
 
 
-def _swap_options(draft: Draft, lex: Lexicon, groups, kind: str) -> list[Option]:
+def _swap_options(draft: Draft, lex: Lexicon, kind: str) -> list[Option]:
     out = []
     for i, slot in editable(draft):
-        weight, significant, why = location_weight(lex, slot)
-        for sp in slot.spans:
-            segment = slot.span_text(sp)
-            low = segment.lower()
-            for group, terms in zip(groups, lowered(groups)):
-                for term, term_low in terms:
-                    if term_low not in low:  # cheap pre-check before the regex
-                        continue
-                    for m in phrase_re(term).finditer(segment):
-                        a, b = sp.start + m.start(), sp.start + m.end()
-                        if not slot.free(a, b):
-                            continue
-                        for other in group:
-                            if other.lower() == term.lower():
-                                continue
-                            new = match_case(m.group(), other)
-                            out.append(Option(kind, 3, significant, why, i, start=a, end=b,
-                                              text=new, detail=(("from", m.group()), ("to", new)),
-                                              weight=weight))
+        out += _slot_swaps(lex, i, slot, kind, draft.anatomy)
+    return out
+
+
+@lex_cached
+def swap_groups(lex: Lexicon, kind: str, anatomy: str) -> tuple:
+    """The groups of ``kind``'s swaps: laterality words, or opposite position words and the sites of
+    ``anatomy`` (one tuple per lexicon, kind and anatomy)."""
+    if kind == "laterality":
+        return lex.laterality
+    return lex.position + lex.site_groups(anatomy)
+
+
+_MATCHES: dict = {}
+
+
+def phrase_matches(groups: tuple, segment: str) -> tuple:
+    """``(group index, term, start, end, matched text)`` of every whole-word match of a term of
+    ``groups`` (tuples of phrases) in ``segment``, by group, term and position: what a finder
+    searches the same sentence for after every edit, found once per text (keyed by the id of
+    ``groups``, which the entry holds so that id cannot be reused while cached)."""
+    key = (id(groups), segment)
+    hit = _MATCHES.get(key)
+    if hit is None:
+        low = segment.lower()
+        out = []
+        for g, terms in enumerate(lowered(groups)):
+            for term, term_low in terms:
+                if term_low not in low:  # cheap pre-check before the regex
+                    continue
+                out += [(g, term, m.start(), m.end(), m.group()) for m in phrase_re(term).finditer(segment)]
+        if len(_MATCHES) > 100000:
+            _MATCHES.clear()
+        hit = _MATCHES[key] = (groups, tuple(out))
+    return hit[1]
+
+
+@slot_cached
+def _slot_swaps(lex: Lexicon, i: int, slot, kind: str, anatomy: str) -> list[Option]:
+    groups = swap_groups(lex, kind, anatomy)
+    out = []
+    weight, significant, why = location_weight(lex, slot)
+    for sp in slot.spans:
+        for g, term, start, end, found in phrase_matches(groups, slot.span_text(sp)):
+            a, b = sp.start + start, sp.start + end
+            if not slot.free(a, b):
+                continue
+            for other in groups[g]:
+                if other.lower() == term.lower():
+                    continue
+                new = match_case(found, other)
+                out.append(Option(kind, 3, significant, why, i, start=a, end=b,
+                                  text=new, detail=(("from", found), ("to", new)),
+                                  weight=weight))
     return out
 
 
 def find_laterality(draft: Draft, lex: Lexicon) -> list[Option]:
     """Category 3: swap left/right (and the like) inside an entity span."""
-    return _swap_options(draft, lex, lex.laterality, "laterality")
+    return _swap_options(draft, lex, "laterality")
 
 
 def find_site(draft: Draft, lex: Lexicon) -> list[Option]:
     """Category 3: swap an opposite position word or a site of the report's anatomy."""
-    return _swap_options(draft, lex, lex.position + lex.site_groups(draft.anatomy), "site")
+    return _swap_options(draft, lex, "site")
 
 
 def find_severity(draft: Draft, lex: Lexicon) -> list[Option]:
@@ -282,13 +366,24 @@ def find_size(draft: Draft, lex: Lexicon) -> list[Option]:
 
 def _comparison(lex: Lexicon, i: int, a: int, b: int, text: str, placement: str, phrase: str,
                 spans=None, finding: str | None = None) -> Option:
-    change = bool(lex.change_words.search(phrase))
-    weight, significant, why = weighed(MAJOR if change else MINOR, (
-        "the added comparison describes a change" if change
-        else "the added comparison states stability or only names a prior study"))
+    return _comparison_option(lex, i, a, b, text, placement, phrase, spans, finding)
+
+
+@lex_cached
+def _comparison_option(lex: Lexicon, i: int, a: int, b: int, text: str, placement: str, phrase: str,
+                       spans, finding: str | None) -> Option:
+    weight, significant, why = _comparison_weight(lex, phrase)
     return Option("add_comparison", 5, significant, why, i, start=a, end=b, text=text, spans=spans,
                   weight=weight, detail=(("phrase", phrase), ("placement", placement))
                   + ((("finding", finding),) if finding else ()))
+
+
+@lex_cached
+def _comparison_weight(lex: Lexicon, phrase: str) -> tuple[int, bool, str]:
+    change = bool(lex.change_words.search(phrase))
+    return weighed(MAJOR if change else MINOR, (
+        "the added comparison describes a change" if change
+        else "the added comparison states stability or only names a prior study"))
 
 
 # Words after which a modifier can open a noun phrase ("with [a] new effusion"); a finding after
@@ -456,12 +551,25 @@ def usable_donors(draft: Draft, lex: Lexicon, donors, named):
     for source, section, sent in donors:
         if source == draft.reference_id:
             continue
-        names = named(sent)
-        if not names or any(t.lower() in text for t in names):
-            continue
-        if has_match(lex.comparison_markers, sent.text) or sent.words[0].lower() in ANAPHORA:
+        names = _donor_names(lex, sent, named)
+        if names is None or any(t in text for t in names):
             continue
         yield source, section, sent
+
+
+@sentence_cached
+def _donor_names(lex: Lexicon, sent, named) -> tuple[str, ...] | None:
+    """``named(sent)`` lower-cased, or None when the donor is never usable (it names nothing,
+    holds a comparison or starts with a word that points back)."""
+    names = named(sent)
+    if not names or has_match(lex.comparison_markers, sent.text) or sent.words[0].lower() in ANAPHORA:
+        return None
+    return tuple(t.lower() for t in names)
+
+
+def present_texts(sent) -> list[str]:
+    """The texts of a sentence's present findings (ABNORMALITY/DISEASE spans)."""
+    return [t for t, ty in sent.entity_texts() if ty in POSITIVE]
 
 
 def section_positions(draft: Draft, section: str) -> list[int]:
@@ -478,21 +586,24 @@ def find_insert_finding(draft: Draft, lex: Lexicon, donors) -> list[Option]:
     """Category 1: insert a sentence with a present finding from another report, into the findings
     or the impression (``donors``: ``(report_id, section, AnnotatedSentence)`` from reports of a
     compatible anatomy; filtered by :func:`usable_donors` on their present findings)."""
-    positions = {sec: section_positions(draft, sec) for sec in ("findings", "impression")}
+    positions = tuple((sec, tuple(section_positions(draft, sec))) for sec in ("findings", "impression"))
     out = []
-    for source, section, sent in usable_donors(
-            draft, lex, donors, lambda s: [t for t, ty in s.entity_texts() if ty in POSITIVE]):
-        ents = sent.entity_texts()
-        if is_device_sentence(lex, sent.text, ents):
-            weight, significant, why = weighed(CRITICAL, "the inserted sentence reports a misplaced "
-                                               "tube or line absent from the reference")
-        else:
-            w = present_weight(lex, ents)
-            weight, significant, why = weighed(w, "the inserted sentence states a present finding "
-                                               "absent from the reference" + _which(w))
-        for sec, idx in positions.items():
-            for k in idx:
-                out.append(Option("insert_finding", 1, significant, why, k, op="insert",
-                                  sentence=sent, section=sec, weight=weight,
-                                  detail=(("source", source), ("source_section", section))))
+    for source, section, sent in usable_donors(draft, lex, donors, present_texts):
+        out += _insert_finding_options(lex, sent, source, section, positions)
     return out
+
+
+@sentence_cached
+def _insert_finding_options(lex: Lexicon, sent, source: str, section: str, positions: tuple) -> tuple:
+    """The options inserting one donor at ``positions`` (``(section, indices)`` pairs)."""
+    ents = sent.entity_texts()
+    if is_device_sentence(lex, sent.text, ents):
+        weight, significant, why = weighed(CRITICAL, "the inserted sentence reports a misplaced "
+                                           "tube or line absent from the reference")
+    else:
+        w = present_weight(lex, ents)
+        weight, significant, why = weighed(w, "the inserted sentence states a present finding "
+                                           "absent from the reference" + _which(w))
+    return tuple(Option("insert_finding", 1, significant, why, k, op="insert", sentence=sent, section=sec,
+                        weight=weight, detail=(("source", source), ("source_section", section)))
+                 for sec, idx in positions for k in idx)

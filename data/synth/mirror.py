@@ -41,10 +41,11 @@ Every finder lists options like the finders of :mod:`data.synth.edits`; texts st
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from data.synth.draft import NEGATED, POSITIVE, Draft, Option, Slot
 from data.synth.edits import (ANAPHORA, HEADER, _lower_word, _which, editable, has_match, match_case,
-                              present_weight, restated, section_positions, weighed)
+                              present_weight, restated, section_positions, sentence_cached, weighed)
 from data.synth.lexicon import Lexicon
 from data.synth.rewrites import _plural
 
@@ -300,22 +301,47 @@ def find_insert_contradiction(draft: Draft, lex: Lexicon, donors) -> list[Option
     present = [(t, s) for s in draft.live() for t in _present_texts(s)]
     if not present:
         return []
-    out = []
+    out, where = [], None
     for source, section, sent in donors:
-        if source == draft.reference_id or sent.words[0].lower() in ANAPHORA:
+        if source == draft.reference_id:
             continue
-        if has_match(lex.comparison_markers, sent.text):
-            continue
-        denied = [t.lower() for t, ty in sent.entity_texts() if ty in NEGATED]
-        hit = [(d, t) for d in denied for t, _ in present if re.search(rf"\b{re.escape(d)}\b", t)]
+        denied = _denied(lex, sent)
+        hit = [(d, t) for d in denied for t, _ in present if _names_word(d, t)]
         if not hit:
             continue
         w = present_weight(lex, [(t, "ABNORMALITY") for _, t in hit])
-        weight, significant, why = weighed(w, "the inserted sentence denies a finding the report states as "
-                                           "present" + _which(w))
-        sec = "impression" if any(s.section == "impression" for s in draft.live()) else draft.live()[0].section
-        for k in section_positions(draft, sec):
-            out.append(Option("insert_contradiction", 2, significant, why, k, op="insert", sentence=sent,
-                              section=sec, weight=weight,
-                              detail=(("source", source), ("denies", sorted({t for _, t in hit})))))
+        if where is None:
+            sec = "impression" if any(s.section == "impression" for s in draft.live()) else draft.live()[0].section
+            where = sec, tuple(section_positions(draft, sec))
+        out += _contradiction_options(lex, sent, source, w, tuple(sorted({t for _, t in hit})), *where)
     return out
+
+
+@sentence_cached
+def _denied(lex: Lexicon, sent) -> tuple[str, ...]:
+    """The negated findings a donor sentence denies, lower-cased; none for a sentence that starts
+    with a word that points back or holds a comparison (never inserted)."""
+    if sent.words[0].lower() in ANAPHORA or has_match(lex.comparison_markers, sent.text):
+        return ()
+    return tuple(t.lower() for t, ty in sent.entity_texts() if ty in NEGATED)
+
+
+@lru_cache(maxsize=4096)
+def _word_re(phrase: str) -> re.Pattern:
+    return re.compile(rf"\b{re.escape(phrase)}\b")
+
+
+@lru_cache(maxsize=262144)
+def _names_word(phrase: str, text: str) -> bool:
+    """True when ``phrase`` occurs in ``text`` between word boundaries."""
+    return _word_re(phrase).search(text) is not None
+
+
+@sentence_cached
+def _contradiction_options(lex: Lexicon, sent, source: str, w: int, denies: tuple, sec: str,
+                           positions: tuple) -> tuple:
+    weight, significant, why = weighed(w, "the inserted sentence denies a finding the report states as "
+                                       "present" + _which(w))
+    return tuple(Option("insert_contradiction", 2, significant, why, k, op="insert", sentence=sent,
+                        section=sec, weight=weight, detail=(("source", source), ("denies", list(denies))))
+                 for k in positions)

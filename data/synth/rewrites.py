@@ -31,8 +31,8 @@ from data.annotation import tokenize_words
 from data.synth.draft import FLIP, NEGATED, POSITIVE, Draft, Option, Slot
 from data.synth.draft import CRITICAL
 from data.synth.edits import (ANAPHORA, HEADER, WHY_DEVICE, _lower_word, _which, editable,
-                              finding_weight, is_device_sentence, lowered, match_case, phrase_re,
-                              section_positions, slot_cached, slot_entities, usable_donors,
+                              finding_weight, is_device_sentence, lex_cached, match_case, phrase_matches,
+                              section_positions, sentence_cached, slot_cached, slot_entities, usable_donors,
                               weighed)
 from data.synth.lexicon import Lexicon
 
@@ -64,27 +64,29 @@ def find_synonyms(draft: Draft, lex: Lexicon) -> list[Option]:
 @slot_cached
 def _slot_synonyms(lex: Lexicon, i: int, slot: Slot) -> list[Option]:
     out = []
+    groups = _synonym_terms(lex)
     for s, e in _segments(slot):
-        segment = slot.text[s:e]
-        low = segment.lower()
-        for group, terms in zip(lex.synonyms, lowered(tuple(g.terms for g in lex.synonyms))):
-            for term, term_low in terms:
-                if term_low not in low:  # cheap pre-check before the regex
+        for g, term, start, end, found in phrase_matches(groups, slot.text[s:e]):
+            group = lex.synonyms[g]
+            a, b = s + start, s + end
+            if group.final and not _FINAL.match(slot.text, b):
+                continue
+            if not slot.free(a, b):
+                continue
+            for other in group.terms:
+                if other.lower() == term.lower():
                     continue
-                for m in phrase_re(term).finditer(segment):
-                    a, b = s + m.start(), s + m.end()
-                    if group.final and not _FINAL.match(slot.text, b):
-                        continue
-                    if not slot.free(a, b):
-                        continue
-                    for other in group.terms:
-                        if other.lower() == term.lower():
-                            continue
-                        new = _case_like(m.group(), other, _sentence_start(slot.text, a))
-                        out.append(Option("synonym", None, False, "meaning-preserving synonym",
-                                          i, start=a, end=b, text=new,
-                                          detail=(("from", m.group()), ("to", new))))
+                new = _case_like(found, other, _sentence_start(slot.text, a))
+                out.append(Option("synonym", None, False, "meaning-preserving synonym",
+                                  i, start=a, end=b, text=new,
+                                  detail=(("from", found), ("to", new))))
     return out
+
+
+@lex_cached
+def _synonym_terms(lex: Lexicon) -> tuple:
+    """The terms of each synonym group (one tuple per lexicon)."""
+    return tuple(g.terms for g in lex.synonyms)
 
 
 def _is_acronym(phrase: str) -> bool:
@@ -187,14 +189,25 @@ def find_add_negative(draft: Draft, lex: Lexicon, donors) -> list[Option]:
     anatomy and modality), inserted into the same section: a large textual change that is no
     error (it reports no finding). Donors are filtered by :func:`edits.usable_donors` on every
     non-anatomy text they name (it could contradict or repeat the candidate)."""
-    out = []
-    for source, section, sent in usable_donors(
-            draft, lex, donors, lambda s: [t for t, ty in s.entity_texts() if ty != "ANATOMY"]):
-        for k in section_positions(draft, section):
-            out.append(Option("add_negative", None, False, "a pertinent negative the reference "
-                              "does not state: no finding is added", k, op="insert", sentence=sent,
-                              section=section, detail=(("source", source), ("source_section", section))))
+    out, positions = [], {}
+    for source, section, sent in usable_donors(draft, lex, donors, _named_texts):
+        if section not in positions:
+            positions[section] = tuple(section_positions(draft, section))
+        out += _add_negative_options(lex, sent, source, section, positions[section])
     return out
+
+
+def _named_texts(sent) -> list[str]:
+    """The texts of every span of a sentence but its anatomy."""
+    return [t for t, ty in sent.entity_texts() if ty != "ANATOMY"]
+
+
+@sentence_cached
+def _add_negative_options(lex: Lexicon, sent, source: str, section: str, positions: tuple) -> tuple:
+    return tuple(Option("add_negative", None, False, "a pertinent negative the reference "
+                        "does not state: no finding is added", k, op="insert", sentence=sent,
+                        section=section, detail=(("source", source), ("source_section", section)))
+                 for k in positions)
 
 
 def find_header(draft: Draft, lex: Lexicon | None = None) -> list[Option]:
@@ -392,37 +405,57 @@ def _typos(word: str) -> list[tuple[str, str]]:
 def find_spelling(draft: Draft, lex: Lexicon) -> list[Option]:
     out = []
     for i, slot in editable(draft):
-        for word, a, b in tokenize_words(slot.text):
-            if not word.isalpha() or len(word) < lex.spelling_min_length or not slot.free(a, b):
-                continue
-            in_entity = any(sp.start <= a and b <= sp.end for sp in slot.spans)
-            for how, typo in _typos(word):
-                out.append(Option("spelling", None, False, "spelling error (meaning unchanged)", i,
-                                  start=a, end=b, text=typo,
-                                  detail=(("from", word), ("to", typo), ("typo", how),
-                                          ("in_entity", in_entity))))
+        out += _slot_spelling(lex, i, slot)
+    return out
+
+
+@slot_cached
+def _slot_spelling(lex: Lexicon, i: int, slot: Slot) -> list[Option]:
+    out = []
+    for word, a, b in tokenize_words(slot.text):
+        if not word.isalpha() or len(word) < lex.spelling_min_length or not slot.free(a, b):
+            continue
+        in_entity = any(sp.start <= a and b <= sp.end for sp in slot.spans)
+        for how, typo in _typos(word):
+            out.append(Option("spelling", None, False, "spelling error (meaning unchanged)", i,
+                              start=a, end=b, text=typo,
+                              detail=(("from", word), ("to", typo), ("typo", how),
+                                      ("in_entity", in_entity))))
     return out
 
 
 def find_grammar(draft: Draft, lex: Lexicon) -> list[Option]:
+    out = []
+    for i, slot in editable(draft):
+        out += _slot_grammar(lex, i, slot)
+    return out
+
+
+@lex_cached
+def _grammar_words(lex: Lexicon) -> tuple[dict, set]:
+    """The agreement pairs both ways and the articles, lower-cased (once per lexicon)."""
     pairs = {}
     for a, b in lex.agreement:
         pairs.setdefault(a.lower(), b)
         pairs.setdefault(b.lower(), a)
-    articles = {w.lower() for w in lex.articles}
+    return pairs, {w.lower() for w in lex.articles}
+
+
+@slot_cached
+def _slot_grammar(lex: Lexicon, i: int, slot: Slot) -> list[Option]:
+    pairs, articles = _grammar_words(lex)
     out = []
-    for i, slot in editable(draft):
-        for word, a, b in tokenize_words(slot.text):
-            if any(sp.start < b and sp.end > a for sp in slot.spans):
-                continue
-            low = word.lower()
-            if low in pairs and slot.free(a, b):
-                new = match_case(word, pairs[low])
-                out.append(Option("grammar", None, False, "agreement error (meaning unchanged)", i,
-                                  start=a, end=b, text=new,
-                                  detail=(("from", word), ("to", new), ("in_entity", False))))
-            elif low in articles and slot.text[b:b + 1] == " " and slot.free(a, b + 1):
-                out.append(Option("grammar", None, False, "dropped article (meaning unchanged)", i,
-                                  start=a, end=b + 1, text="",
-                                  detail=(("from", word), ("to", ""), ("in_entity", False))))
+    for word, a, b in tokenize_words(slot.text):
+        if any(sp.start < b and sp.end > a for sp in slot.spans):
+            continue
+        low = word.lower()
+        if low in pairs and slot.free(a, b):
+            new = match_case(word, pairs[low])
+            out.append(Option("grammar", None, False, "agreement error (meaning unchanged)", i,
+                              start=a, end=b, text=new,
+                              detail=(("from", word), ("to", new), ("in_entity", False))))
+        elif low in articles and slot.text[b:b + 1] == " " and slot.free(a, b + 1):
+            out.append(Option("grammar", None, False, "dropped article (meaning unchanged)", i,
+                              start=a, end=b + 1, text="",
+                              detail=(("from", word), ("to", ""), ("in_entity", False))))
     return out
