@@ -1,6 +1,6 @@
 """``python -m train demo`` (``make demo``): the main job end to end on the embedded default.
 
-1. the SYNTHETIC sample benchmark (``data.synth``'s default sets, made when missing);
+1. the SYNTHETIC sample benchmark (the default sets' Task 1-3 folder, made when missing);
 2. the IOB NER model on the shipped sample corpus with the packaged all-MiniLM-L6-v2
    (``configs/ner/iob_sample.yaml``, run folder ``<out>/ner``; a finished export is reused and a
    killed run resumes from ``last.ckpt``);

@@ -91,3 +91,44 @@ def test_bootstrap_over_groups_is_wider_than_over_pairs_when_groups_cluster():
     grouped = bootstrap_ci(x, y, np.repeat(np.arange(n_groups), size), "pearson", 400, seed=0)
     per_pair = bootstrap_ci(x, y, np.arange(n_groups * size), "pearson", 400, seed=0)
     assert grouped[1] - grouped[0] > 1.3 * (per_pair[1] - per_pair[0])
+
+
+
+def test_the_search_generates_only_the_synthetic_folder_it_reads(tmp_path, monkeypatch, default_synthetic):
+    """The sample search reads Task 2 (and the demo Task 3) from ``synthetic_rate_eval``: when that folder
+    is missing it makes Task 1-3 alone, byte for byte as the default sets hold them, not the ER²Score and
+    ClinicalBLEURT rows beside them; the default sets count as there, and a stale folder is remade."""
+    import importlib
+
+    from train.tune.config import DataSettings
+    from train.tune.data import read_pairs, synthetic_sets
+
+    gen = importlib.import_module("data.synth.generate")  # the module (data.synth.generate is its function)
+    made = []
+    real = gen.generate
+    monkeypatch.setattr(gen, "generate", lambda *a, **k: made.append(a) or real(*a, **k))
+    root = tmp_path / "synthetic"
+    settings = DataSettings(format="rate_eval_task2", path=str(root / "synthetic_rate_eval"),
+                            generate_synthetic=str(root))
+    assert synthetic_sets(settings) == ["task1", "task2", "task3"]
+    pairs = read_pairs(settings)
+    assert len(pairs) == 600 and len(made) == 1 and made[0][2] == {
+        "rexval": 0, "task1": 400, "task2": 600, "task3": 150, "er2": 0, "bleurt": 0}
+    assert not (root / "synthetic_er2" / "radcliq_synthetic.jsonl").read_text()  # said empty, not made
+    ours = root / "synthetic_rate_eval"
+    theirs = default_synthetic / "synthetic_rate_eval"
+    assert {p.relative_to(ours): p.read_bytes() for p in ours.rglob("*") if p.is_file()} == \
+        {p.relative_to(theirs): p.read_bytes() for p in theirs.rglob("*") if p.is_file()}
+    read_pairs(settings)
+    assert len(made) == 1  # there: not made again
+    record = root / "generator_synthetic.json"
+    record.write_text(record.read_text().replace('"seed": 0', '"seed": 5'))
+    read_pairs(settings)
+    assert len(made) == 2  # stale: made again
+    full = DataSettings(format="rate_eval_task2", path=str(default_synthetic / "synthetic_rate_eval"),
+                        generate_synthetic=str(default_synthetic))
+    assert len(read_pairs(full)) == 600 and len(made) == 2  # the default sets count as there
+    assert synthetic_sets(DataSettings(format="rexval", path=str(root / "synthetic_rexval"),
+                                       generate_synthetic=str(root))) == ["rexval"]
+    assert synthetic_sets(DataSettings(format="csv", path=str(tmp_path / "mine.csv"),
+                                       generate_synthetic=str(root))) is None  # elsewhere: every set

@@ -28,7 +28,7 @@ class DataSettings:
     format: Literal["rate_eval_task1", "rate_eval_task2", "rexval", "csv"]
     path: str
     splits: list[Literal["train", "test"]] = field(default_factory=lambda: ["train", "test"])  # RaTE-Eval files
-    generate_synthetic: str | None = None  # write data.synth's default sets here when missing
+    generate_synthetic: str | None = None  # make data.synth's default sets that `path` reads here when missing
     significant_only: bool = False  # ReXVal
     aggregate: Literal["mean", "sum", "median"] = "mean"  # ReXVal
     columns: dict[str, str] = field(default_factory=dict)  # csv: reference, candidate, rating, id, group

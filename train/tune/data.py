@@ -14,12 +14,48 @@ from train.evaluation.metaeval import group_split, shared_groups
 from train.tune.config import DataSettings, SplitSettings
 
 
+#: the generator's folders and the sets each holds
+SYNTHETIC_FOLDERS = {"synthetic_rexval": ("rexval",), "synthetic_rate_eval": ("task1", "task2", "task3")}
+
+
+def synthetic_sets(settings: DataSettings) -> list[str] | None:
+    """The sets of ``data.synth`` that ``settings.path`` reads when it lies in a rated folder of the
+    ``generate_synthetic`` folder (``synthetic_rate_eval``: Task 1-3; ``synthetic_rexval``); else None."""
+    try:
+        folder = Path(settings.path).resolve().relative_to(Path(settings.generate_synthetic).resolve()).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return list(SYNTHETIC_FOLDERS[folder]) if folder in SYNTHETIC_FOLDERS else None
+
+
+def ensure_synthetic(settings: DataSettings) -> None:
+    """Make the SYNTHETIC sets ``settings.path`` reads in ``settings.generate_synthetic`` unless they are
+    there. The default sets (every set, :func:`data.synth.generate_default`) count as there. When only the
+    folder the search reads is missing or stale, only its sets are made, at their default sizes (the other
+    sets' files are written empty and the folder's record says so; ``python -m data synth --if-missing``,
+    which every ``make train-*`` runs, fills them). Each set draws from its own seeded stream, so the sets
+    come out byte for byte as when every set is made."""
+    from data.synth.generate import DEFAULT_SIZES, corpus_paths, generate, generate_default, stale_reason
+
+    say = lambda m: print(m, flush=True)  # noqa: E731
+    folder, sets = Path(settings.generate_synthetic), synthetic_sets(settings)
+    if sets is None:
+        generate_default(folder, progress=say)
+        return
+    paths = corpus_paths()
+    sizes = {name: size if name in sets else 0 for name, size in DEFAULT_SIZES.items()}
+    if stale_reason(folder, paths) is None or stale_reason(folder, paths, sizes=sizes) is None:
+        return
+    reason = stale_reason(folder, paths, sizes=sizes)
+    if reason != "missing":
+        say(f"{folder}: regenerating the synthetic sets {sets}: {reason}")
+    generate(folder, 0, sizes, progress=say)
+
+
 def read_pairs(settings: DataSettings) -> list[RatedPair]:
     """Every rated pair the config names, in the reader's order (RaTE-Eval: train file first)."""
     if settings.generate_synthetic:
-        from data.synth import generate_default
-
-        generate_default(settings.generate_synthetic, progress=lambda m: print(m, flush=True))
+        ensure_synthetic(settings)
     path = Path(settings.path)
     if settings.format in ("rate_eval_task1", "rate_eval_task2"):
         from data.rate_eval import read_rate_eval_task1, read_rate_eval_task2
