@@ -123,8 +123,9 @@ def test_the_search_generates_only_the_synthetic_folder_it_reads(tmp_path, monke
     assert len(made) == 1  # there: not made again
     record = root / "generator_synthetic.json"
     record.write_text(record.read_text().replace('"seed": 0', '"seed": 5'))
+    monkeypatch.setattr(gen, "generate", lambda *a, **k: made.append(a))  # the files stay: only the call counts
     read_pairs(settings)
-    assert len(made) == 2  # stale: made again
+    assert len(made) == 2 and made[1] == made[0]  # stale: made again
     full = DataSettings(format="rate_eval_task2", path=str(default_synthetic / "synthetic_rate_eval"),
                         generate_synthetic=str(default_synthetic))
     assert len(read_pairs(full)) == 600 and len(made) == 2  # the default sets count as there
