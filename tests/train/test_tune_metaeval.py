@@ -93,7 +93,6 @@ def test_bootstrap_over_groups_is_wider_than_over_pairs_when_groups_cluster():
     assert grouped[1] - grouped[0] > 1.3 * (per_pair[1] - per_pair[0])
 
 
-
 def test_the_search_generates_only_the_synthetic_folder_it_reads(tmp_path, monkeypatch, default_synthetic):
     """The sample search reads Task 2 (and the demo Task 3) from ``synthetic_rate_eval``: when that folder
     is missing it makes Task 1-3 alone, byte for byte as the default sets hold them, not the ER²Score and

@@ -37,16 +37,20 @@ def ensure_synthetic(settings: DataSettings) -> None:
     come out byte for byte as when every set is made."""
     from data.synth.generate import DEFAULT_SIZES, corpus_paths, generate, generate_default, stale_reason
 
-    say = lambda m: print(m, flush=True)  # noqa: E731
+    def say(message: str) -> None:
+        print(message, flush=True)
+
     folder, sets = Path(settings.generate_synthetic), synthetic_sets(settings)
     if sets is None:
         generate_default(folder, progress=say)
         return
     paths = corpus_paths()
-    sizes = {name: size if name in sets else 0 for name, size in DEFAULT_SIZES.items()}
-    if stale_reason(folder, paths) is None or stale_reason(folder, paths, sizes=sizes) is None:
+    if stale_reason(folder, paths) is None:  # the default sets
         return
+    sizes = {name: size if name in sets else 0 for name, size in DEFAULT_SIZES.items()}
     reason = stale_reason(folder, paths, sizes=sizes)
+    if reason is None:
+        return
     if reason != "missing":
         say(f"{folder}: regenerating the synthetic sets {sets}: {reason}")
     generate(folder, 0, sizes, progress=say)
