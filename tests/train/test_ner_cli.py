@@ -165,3 +165,34 @@ def test_words_without_sub_word_pieces_train_evaluate_and_export(scheme, name, t
     metrics = json.loads((run / "export" / "metrics.json").read_text())
     assert 0.0 <= metrics["test/accuracy"] <= 1.0
     assert "yield no sub-word piece" in caplog.text
+
+
+@pytest.mark.parametrize("model_class, scheme", [(IOBTagger, "IOB"), (SpanTagger, "span")], ids=["iob", "span"])
+def test_an_evaluation_step_runs_the_encoder_once_for_its_loss_and_its_tags(model_class, scheme, tiny_backbone):
+    """Validation reads its loss and its predictions off one forward pass, and they are those of the separate
+    ``compute_loss`` and ``predict_tags``; the batch's sentences reach the step as the data module's own objects
+    (Lightning moves only the tensors)."""
+    import pytorch_lightning as pl
+
+    torch.manual_seed(0)
+    dm = NERDataModule(scheme=scheme, backbone=tiny_backbone, eval_batch_size=16)
+    model = model_class(backbone=tiny_backbone)
+    calls, batches, logged = [], [], []
+    model.model.register_forward_hook(lambda *_: calls.append(1))
+    step = model._eval_step
+    model._eval_step = lambda stage, batch: (batches.append(batch), step(stage, batch))
+    model.log = lambda name, value, **_: logged.append((name, float(value)))
+    trainer = pl.Trainer(accelerator="cpu", devices=1, limit_val_batches=2, logger=False, enable_progress_bar=False,
+                         enable_model_summary=False)
+    pairs = []
+    model._eval_end = lambda stage: pairs.extend(model._eval.pop(stage))
+    trainer.validate(model, dm, verbose=False)
+    assert len(batches) == 2 and len(calls) == 2  # one encoder pass per batch (two before: loss, then tags)
+    own = {id(item) for item in dm.splits["dev"]}
+    assert all(id(item) in own for b in batches for item in b["items"])
+    model.eval()  # as validation ran it (Lightning puts the module back in training mode afterwards)
+    with torch.no_grad():
+        assert [name for name, _ in logged] == ["val/loss"] * 2
+        assert [v for _, v in logged] == [float(model.compute_loss(b)) for b in batches]
+        assert [tags for _, tags in pairs] == [t for b in batches for t in model.predict_tags(b)]
+    assert [gold for gold, _ in pairs] == [i.sentence.tags for b in batches for i in b["items"]]

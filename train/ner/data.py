@@ -167,6 +167,14 @@ class NERDataModule(pl.LightningDataModule):
                         "be predicted by the span model", split, long_entities, self.max_span_width)
         return out
 
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        """Moves the tensors; the sentences (``items``, Python objects read by the metrics) stay as they are,
+        rather than being copied object by object by Lightning's collection mover."""
+        if not isinstance(batch, dict) or "items" not in batch:
+            return super().transfer_batch_to_device(batch, device, dataloader_idx)
+        tensors = {k: v for k, v in batch.items() if k != "items"}
+        return {**super().transfer_batch_to_device(tensors, device, dataloader_idx), "items": batch["items"]}
+
     def collate(self, items: list[Encoded]) -> dict:
         pad = self.tokenizer.pad_token_id
         length = max(len(i.input_ids) for i in items)

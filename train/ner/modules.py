@@ -33,7 +33,9 @@ MONITOR = "val/f1"  # the NER task's monitored key, defined once
 class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
     """Shared training loop, metrics, optimiser and checkpoint checks of the NER models.
 
-    Subclasses define ``compute_loss(batch) -> loss`` and ``predict_tags(batch) -> word tags``.
+    Subclasses define ``loss_and_logits(batch) -> (loss, logits)``, ``logits(batch)`` (no labels needed)
+    and ``tags_from_logits(batch, logits) -> word tags``; an evaluation step runs the encoder once for both
+    its loss and its predictions.
     """
 
     task = "ner"
@@ -60,11 +62,18 @@ class NERTagger(ParameterCounts, EvalStages, pl.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["items"]))
         return loss
 
+    def compute_loss(self, batch):
+        return self.loss_and_logits(batch)[0]
+
+    @torch.no_grad()
+    def predict_tags(self, batch):
+        return self.tags_from_logits(batch, self.logits(batch))
+
     def _eval_step(self, stage: str, batch) -> None:
-        loss = self.compute_loss(batch)
+        loss, logits = self.loss_and_logits(batch)
         self.log(f"{stage}/loss", loss, batch_size=len(batch["items"]), sync_dist=True)
         gold = [i.sentence.tags for i in batch["items"]]
-        self._eval.setdefault(stage, []).extend(zip(gold, self.predict_tags(batch)))
+        self._eval.setdefault(stage, []).extend(zip(gold, self.tags_from_logits(batch, logits)))
 
     def _eval_end(self, stage: str) -> None:
         pairs = gather_objects(self._eval.pop(stage, []))
@@ -158,13 +167,15 @@ class IOBTagger(NERTagger):
     def forward(self, input_ids, attention_mask):
         return self.model(input_ids=input_ids, attention_mask=attention_mask).logits
 
-    def compute_loss(self, batch):
-        return self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                          labels=batch["labels"]).loss
+    def loss_and_logits(self, batch):
+        out = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=batch["labels"])
+        return out.loss, out.logits
 
-    @torch.no_grad()
-    def predict_tags(self, batch):
-        pred = self(batch["input_ids"], batch["attention_mask"]).argmax(-1).cpu()
+    def logits(self, batch):
+        return self(batch["input_ids"], batch["attention_mask"])
+
+    def tags_from_logits(self, batch, logits):
+        pred = logits.argmax(-1).cpu()
         out = []
         for k, item in enumerate(batch["items"]):
             kept_tags = [ID2LABEL[int(pred[k, p])] for p in item.first_pieces]
@@ -217,13 +228,15 @@ class SpanTagger(NERTagger):
         return self.model(batch["input_ids"], batch["attention_mask"], batch["span_starts"],
                           batch["span_ends"], batch["span_widths"])
 
-    def compute_loss(self, batch):
+    def loss_and_logits(self, batch):
         logits = self(batch)
-        return self.loss_fn(logits.reshape(-1, len(SPAN_CLASSES)), batch["span_labels"].reshape(-1))
+        return self.loss_fn(logits.reshape(-1, len(SPAN_CLASSES)), batch["span_labels"].reshape(-1)), logits
 
-    @torch.no_grad()
-    def predict_tags(self, batch):
-        probs = self(batch).softmax(-1).cpu()
+    def logits(self, batch):
+        return self(batch)
+
+    def tags_from_logits(self, batch, logits):
+        probs = logits.softmax(-1).cpu()
         out = []
         for k, item in enumerate(batch["items"]):
             entities = decode_spans(item.spans, probs[k, : len(item.spans)])
