@@ -5,7 +5,8 @@ import pytest
 from scipy import stats
 
 from data.ratings import RatedPair
-from train.evaluation.metaeval import (bootstrap_ci, correlation, correlation_with_ci, group_split, shared_groups)
+from train.evaluation.metaeval import (bootstrap_ci, correlation, correlation_with_ci, group_resamples, group_split,
+                                       kendall_b_of_resamples, shared_groups)
 from train.tune.config import SplitSettings
 from train.tune.data import split_pairs
 
@@ -79,6 +80,33 @@ def test_bootstrap_resamples_whole_groups_and_covers_the_value():
     assert (flipped.low, flipped.high) == pytest.approx((-result.high, -result.low))
     assert np.isfinite(bootstrap_ci(x, y, groups, "kendall", n_resamples=50)[0])
     assert np.isnan(bootstrap_ci(np.ones(8), y[:8], groups[:8], "pearson", n_resamples=20)[0])  # constant scores
+
+
+@pytest.mark.parametrize("case", ["ties", "continuous", "one group constant", "two groups"])
+def test_kendall_of_every_resample_at_once_is_scipys_on_each_resample_to_the_last_bit(case, monkeypatch):
+    """The bootstrap's Kendall, computed from each row's multiplicity in a resample, equals
+    ``scipy.stats.kendalltau`` (tau-b) on the resample's own rows, bit for bit, nan where it is undefined;
+    so the CI is the one a loop over the resamples gives."""
+    from train.evaluation import metaeval
+
+    rng = np.random.default_rng(3)
+    n_groups = {"two groups": 2}.get(case, 25)
+    groups = np.repeat([f"g{k}" for k in range(n_groups)], rng.integers(1, 6, size=n_groups))
+    x, y = rng.normal(size=len(groups)), rng.normal(size=len(groups))
+    if case in ("ties", "two groups"):
+        x, y = np.round(2 * x) / 2, np.round(y)
+    if case == "one group constant":
+        x[groups == "g0"], y[groups == "g0"] = 0.5, 1.0
+    batched = kendall_b_of_resamples(x, y, groups, 200, seed=4)
+    looped = np.array([correlation(x[idx], y[idx], "kendall") for _, idx in group_resamples(groups, 200, seed=4)])
+    assert np.array_equal(batched, looped, equal_nan=True)
+    assert np.isfinite(looped).sum() >= 50
+    if case == "two groups":
+        assert np.isnan(looped).any()  # a resample that drew one group twice: x or y constant, or one row
+    sign = -1.0  # the CI of -tau
+    batched_ci = bootstrap_ci(x, y, groups, "kendall", 200, seed=4, sign=sign)
+    monkeypatch.setattr(metaeval, "KENDALL_BATCH_MAX_PAIRS", 0)  # one scipy call per resample
+    assert bootstrap_ci(x, y, groups, "kendall", 200, seed=4, sign=sign) == batched_ci
 
 
 def test_bootstrap_over_groups_is_wider_than_over_pairs_when_groups_cluster():
