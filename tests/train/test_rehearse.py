@@ -39,6 +39,13 @@ def test_every_fast_config_runs_every_stage_on_its_stand_in(report):
         expected = {"ner": training, "reward": training, "bleurt": training, "tune": ["tune-weights"]}[task]
         assert list(entry["stages"]) == expected
     assert "REHEARSAL" in (out / "report.md").read_text()
+    # the fits (and the validate and test stages, which take the fit's arguments) evaluate batches of
+    # REHEARSAL_EVAL_BATCH, whatever the config's eval_batch_size
+    from train.rehearsal.rehearse import REHEARSAL_EVAL_BATCH
+
+    saved = [read_yaml(c) for c in (out / "runs").rglob("logs/version_*/config.yaml")]
+    assert len(saved) >= len([e for e in by_config.values() if "fit" in e["stages"]]) >= 5
+    assert {c["data"]["init_args"]["eval_batch_size"] for c in saved} == {REHEARSAL_EVAL_BATCH}
     assert json.loads((out / "report.json").read_text()) == report
     from radscore.environment import REQUIRED
 

@@ -63,6 +63,9 @@ REHEARSAL_ROWS = {
     "bleurt": ("--data.train_path={data}/synthetic_bleurt/clinical_bleurt_synthetic.jsonl", "--data.val_path=null",
                "--data.test_path=null", "--data.generate_synthetic=false"),
 }
+# the evaluation batches of every rehearsed stage: one batch of this many proves the evaluation path (the
+# paper's 64 sentences through the paper-sized span head took about 8 s per batch on a 2-core CPU)
+REHEARSAL_EVAL_BATCH = 8
 ACCELERATORS = ("auto", "cpu", "gpu")
 # the trainer overrides of every rehearsed stage, the accelerator aside (rehearsal_trainer adds it)
 REHEARSAL_TRAINER = ["--trainer.devices=1", "--trainer.max_epochs=1",
@@ -299,9 +302,11 @@ class Rehearsal:
 
     def data_overrides(self, task: str, cfg: dict | None = None) -> list[str]:
         """The task's REHEARSAL rows in place of the user's local data (:data:`REHEARSAL_ROWS`;
-        none for NER, whose Hub dataset id resolves to the REHEARSAL RaTE-NER fixture)."""
+        none for NER, whose Hub dataset id resolves to the REHEARSAL RaTE-NER fixture), and evaluation
+        batches of :data:`REHEARSAL_EVAL_BATCH`."""
         system = ((cfg or {}).get("model") or {}).get("init_args", {}).get("system") or "radcliq"
-        return [arg.format(data=self.data, system=system) for arg in REHEARSAL_ROWS.get(task, ())]
+        rows = [arg.format(data=self.data, system=system) for arg in REHEARSAL_ROWS.get(task, ())]
+        return [*rows, f"--data.eval_batch_size={REHEARSAL_EVAL_BATCH}"]
 
     def rehearse_training(self, entry: Entry, rel: str, task: str, cfg: dict) -> None:
         from train.ablations.profile import RunSpec
