@@ -88,10 +88,9 @@ def group_resamples(groups: Sequence[str], n_resamples: int = 1000, seed: int = 
     groups, row indices)``; every row of a drawn group comes along, as many times as the group is
     drawn. Seeded (``numpy.random.default_rng(seed)``), so two systems scored on the same rows get the
     same resamples (a paired bootstrap)."""
-    keys = np.asarray([str(g) for g in groups], dtype=object)
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    members = [np.flatnonzero(inverse == k) for k in range(len(distinct))]
-    for drawn in _draws(len(distinct), n_resamples, seed):
+    n_groups, inverse = _group_index(groups)
+    members = [np.flatnonzero(inverse == k) for k in range(n_groups)]
+    for drawn in _draws(n_groups, n_resamples, seed):
         yield drawn, np.concatenate([members[k] for k in drawn]) if len(drawn) else np.zeros(0, dtype=np.intp)
 
 
@@ -110,12 +109,9 @@ def kendall_b_of_resamples(x: np.ndarray, y: np.ndarray, groups: Sequence[str], 
     over the distinct values of ``x``, ``W`` the multiplicity of the rows holding a value (so in ``y``);
     ``tau_b = (C - D) / sqrt(T - ties_x) / sqrt(T - ties_y)``, ``T = N (N - 1) / 2``, computed as scipy
     computes it. Every count is an integer below 2**53, exact in float64 whatever the order of the sums."""
-    keys = np.asarray([str(g) for g in groups], dtype=object)
-    _, row_group = np.unique(keys, return_inverse=True)
-    n_groups = int(row_group.max()) + 1
-    drawn = np.array(list(_draws(n_groups, n_resamples, seed)), dtype=np.intp).reshape(-1, n_groups)
-    per_group = np.zeros((len(drawn), n_groups), dtype=np.float64)
-    np.add.at(per_group, (np.repeat(np.arange(len(drawn)), n_groups), drawn.ravel()), 1.0)
+    n_groups, row_group = _group_index(groups)
+    per_group = np.array([np.bincount(drawn, minlength=n_groups) for drawn in _draws(n_groups, n_resamples, seed)],
+                         dtype=np.float64).reshape(-1, n_groups)
     w = per_group[:, row_group]  # (resamples, rows): how often each row is in each resample
     s = np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
     con_minus_dis = np.einsum("ri,ri->r", w @ s, w) / 2.0
@@ -134,6 +130,12 @@ def kendall_b_of_resamples(x: np.ndarray, y: np.ndarray, groups: Sequence[str], 
     tau = np.minimum(1.0, np.maximum(-1.0, tau))
     tau[(xtie == tot) | (ytie == tot)] = np.nan
     return tau
+
+
+def _group_index(groups: Sequence[str]) -> tuple[int, np.ndarray]:
+    """The number of distinct groups and each row's index among them, sorted by name."""
+    distinct, inverse = np.unique(np.asarray([str(g) for g in groups], dtype=object), return_inverse=True)
+    return len(distinct), inverse
 
 
 def _draws(n_groups: int, n_resamples: int, seed: int):
