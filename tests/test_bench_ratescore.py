@@ -81,8 +81,9 @@ def test_a_small_cpu_run_records_the_device(tmp_path):
     ner = build_tiny_iob_export(tmp_path / "ner", head_std=0.3, o_bias=-1.0)
     out = tmp_path / "bench.json"
     main(["--device", "cpu", "--no-released", "--ner", ner, "--workloads", "sample", "--pairs", "2",
-          "--variants", "--big", "0", "--released-bs1-pairs", "0", "--out", str(out)])
+          "--variants", "--big", "0", "--released-bs1-pairs", "0", "--gemm-rows", "256", "--out", str(out)])
     result = json.loads(out.read_text())
+    assert {g["rows"] for g in result["gemm_measurements"]} == {256}  # small products, to keep the suite short
     assert result["device"] == "cpu" and result["device_name"] and result["torch"] == torch.__version__
     assert result["released_package"] == {"ran": False, "reason": "--no-released: radscore only"}
     w = result["workloads"]["sample"]
@@ -130,13 +131,14 @@ def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
     out = tmp_path / "bench.json"
     with pytest.raises(SystemExit) as done:  # the run happens in a fresh process with the caps set
         main(["--no-released", "--ner", ner, "--workloads", "sample", "--pairs", "2", "--emulate-isa", "avx2",
-              "--variants", "openvino-fp32", "--big", "0", "--released-bs1-pairs", "0", "--out", str(out)])
+              "--variants", "openvino-fp32", "--big", "0", "--released-bs1-pairs", "0", "--gemm-rows", "256",
+              "--out", str(out)])
     assert done.value.code == 0
     result = json.loads(out.read_text())
     assert result["hardware_class"] == "avx2-emulated"
     assert result["isa_emulation"]["environment"] == isa_environment("avx2")
     assert result["isa_emulation"]["host_hardware_class"] == cpu_class()["hardware_class"]
-    assert {g["cpu_capability"] for g in result["gemm_measurements"]} == {"AVX2"}
+    assert {(g["cpu_capability"], g["rows"]) for g in result["gemm_measurements"]} == {("AVX2", 256)}
     w = result["workloads"]["sample"]
     assert "--emulate-isa does not reach it" in w["variants"]["openvino-fp32"]["skipped"]
     assert result_path(result).name == "ratescore_avx2-emulated.json"
@@ -202,7 +204,7 @@ def test_a_variant_is_compared_warm_against_warm(monkeypatch):
     monkeypatch.setattr(bench_ratescore, "run_ours", run_ours)
     args = argparse.Namespace(device="cpu", emulate_isa=None, released_batch_sizes=[], released_bs1_pairs=0,
                               batch_size=None, radscore_batch_sizes=[], variants=["torch-bf16"], variant_pairs=2,
-                              warm_passes=3, ner="ner")
+                              warm_passes=3, ner="ner", gemm_rows=4096)
     w = bench_ratescore.run_workload("sample", ["c"] * 4, ["r"] * 4, args, "enc", None, [])
     v = w["variants"]["torch-bf16"]
     assert v["pairs"] == 2 and v["pairs_per_s"] == pytest.approx(2 / 0.2) and v["pairs_per_s_cold"] == pytest.approx(2 / 1.5)

@@ -42,8 +42,10 @@ def test_a_profile_adds_up_and_counts_the_floors_work(tiny_models):
 
     ner, encoder, root = tiny_models
     out = root / "profile.json"
-    main(["--ner", ner, "--encoder", encoder, "--workloads", "sample", "--pairs", "6", "--out", str(out)])
+    main(["--ner", ner, "--encoder", encoder, "--workloads", "sample", "--pairs", "6", "--gemm-rows", "256",
+          "--out", str(out)])
     result = json.loads(out.read_text())
+    assert {g["rows"] for g in result["gemm_measurements"]} == {256}
     w = result["workloads"]["sample"]
     assert list(w["stages"]) == list(STAGES)
     assert w["stages_sum_seconds"] == pytest.approx(w["seconds"], rel=0.05, abs=0.02)

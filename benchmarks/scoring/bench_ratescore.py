@@ -4,7 +4,7 @@
         [--workloads sample distinct long] [--pairs 400 300 80] [--released-batch-sizes 8 32]
         [--no-released] [--batch-size B] [--radscore-batch-sizes 64 256 512]
         [--released-bs1-pairs 50] [--variants openvino-fp32 openvino-bf16 torch-bf16]
-        [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--emulate-isa avx2]
+        [--big 20000] [--big-ner EXPORT] [--big-encoder MODEL] [--emulate-isa avx2] [--gemm-rows 4096]
         [--out benchmarks/results/ratescore.json]
 
 Both scorers get the same NER export, the same encoder (the packaged all-MiniLM-L6-v2, or
@@ -82,7 +82,7 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import write_result
-from benchmarks.scoring.compute_floor import GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
+from benchmarks.scoring.compute_floor import GEMM_ROWS, GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
 from benchmarks.scoring.hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class,
                                          cpu_name, device_facts, emulate_in_result, isa_is_applied, rerun_capped,
                                          result_path, torch_cpu_capability)
@@ -224,7 +224,7 @@ def run_workload(name: str, cands: list[str], refs: list[str], args, encoder: st
     n = len(cands)
 
     def around(run):
-        return around_gemm(run, gemm, args.device, args.emulate_isa)
+        return around_gemm(run, gemm, args.device, args.emulate_isa, args.gemm_rows)
 
     cuda = args.device == "cuda"
     warm = CUDA_WARMUP_PAIRS if cuda else 0
@@ -378,11 +378,11 @@ def benchmark(args) -> dict:
         emulate_in_result(result, args.emulate_isa)
     for k, (name, (cands, refs)) in enumerate(workloads.items()):
         # before each workload and at the end: how steady the machine was, and its best
-        best = sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa)
+        best = sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa, rows=args.gemm_rows)
         print(f"fp32 GEMM throughput on {args.device}: {best / 1e9:.1f} GFLOP/s (best of {GEMM_SAMPLES})", flush=True)
         result["workloads"][name] = run_workload(name, cands, refs, args, encoder, python,
                                                  result["gemm_measurements"], first=k == 0)
-    sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa)
+    sample_gemm(result["gemm_measurements"], args.device, args.emulate_isa, rows=args.gemm_rows)
     # the floor divides by the highest throughput measured in the run (the machine's best)
     peak = max(g["flops_per_s"] for g in result["gemm_measurements"])
     result["gemm_flops_per_s_for_floor"] = peak
@@ -498,6 +498,9 @@ def main(argv=None) -> None:
                    help="score only the first N pairs of each workload with the variants (0: all); torch bf16 "
                         "autocast is emulated, and slow, on CPUs without native bf16")
     p.add_argument("--big", type=int, default=20000, help="pairs for the memory run (0: skip)")
+    p.add_argument("--gemm-rows", type=int, default=GEMM_ROWS,
+                   help="rows of the products each GEMM throughput sample times (default: a batch of 4,096 "
+                        "pieces); fewer give a quicker, noisier floor, for a smoke run")
     p.add_argument("--big-ner", default="tiny",
                    help="NER export for the memory run: 'tiny' (default: a tiny random export, so 20,000 pairs take "
                         "minutes; the streaming code is the same) or a folder, e.g. the --ner export")
@@ -515,6 +518,8 @@ def main(argv=None) -> None:
         p.error("give one --pairs value per workload")
     if args.warm_passes < 1:
         p.error("--warm-passes must be at least 1")
+    if args.gemm_rows < 1:
+        p.error("--gemm-rows must be at least 1")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     if args.released_python and not os.access(args.released_python, os.X_OK):

@@ -69,7 +69,7 @@ def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 409
         best[f"{m}x{k}@{k}x{n}"] = 2 * m * k * n / min(times)
     total_flops = sum(2 * m * k * n for m, k, n in shapes)
     mix = total_flops / sum(2 * m * k * n / best[f"{m}x{k}@{k}x{n}"] for m, k, n in shapes)
-    return {"device": str(device), "threads": torch.get_num_threads(), "per_shape_flops_per_s": best,
+    return {"device": str(device), "threads": torch.get_num_threads(), "rows": rows, "per_shape_flops_per_s": best,
             "flops_per_s": mix, "cpu_capability": torch_cpu_capability()}
 
 
@@ -77,12 +77,16 @@ def gemm_throughput(hidden: int = 384, intermediate: int = 1536, rows: int = 409
 # samples 2 s apart with nothing else running, so one sample per point made the floor
 # depend on the phase the sample fell in (the JSONs of earlier runs keep their single samples).
 GEMM_SAMPLES = 5
+#: rows of each GEMM sample's products: a transformer layer's work on a batch of 4,096 pieces
+GEMM_ROWS = 4096
 
 
-def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: int = GEMM_SAMPLES) -> float:
-    """Append ``times`` :func:`gemm_throughput` measurements to ``into`` (each checked against an
-    emulated ``isa``); returns the best FLOP/s among them."""
-    new = [check_capability(gemm_throughput(device=device), isa, "the GEMM measurement") for _ in range(times)]
+def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: int = GEMM_SAMPLES,
+                rows: int = GEMM_ROWS) -> float:
+    """Append ``times`` :func:`gemm_throughput` measurements (products of ``rows`` rows) to ``into``
+    (each checked against an emulated ``isa``); returns the best FLOP/s among them."""
+    new = [check_capability(gemm_throughput(rows=rows, device=device), isa, "the GEMM measurement")
+           for _ in range(times)]
     into.extend(new)
     return max(g["flops_per_s"] for g in new)
 
@@ -93,14 +97,14 @@ def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: 
 AROUND_SAMPLES = 3
 
 
-def around_gemm(run, into: list, device: str = "cpu", isa: str | None = None) -> dict:
+def around_gemm(run, into: list, device: str = "cpu", isa: str | None = None, rows: int = GEMM_ROWS) -> dict:
     """``run()`` (one timed run, returning its result dict) between :data:`AROUND_SAMPLES` GEMM samples
     before and as many after, all appended to ``into``; the result gets their FLOP/s as
     ``gemm_around_flops_per_s`` and their median as ``local_gemm_flops_per_s``."""
     start = len(into)
-    sample_gemm(into, device, isa, AROUND_SAMPLES)
+    sample_gemm(into, device, isa, AROUND_SAMPLES, rows)
     result = run()
-    sample_gemm(into, device, isa, AROUND_SAMPLES)
+    sample_gemm(into, device, isa, AROUND_SAMPLES, rows)
     result["gemm_around_flops_per_s"] = [g["flops_per_s"] for g in into[start:]]
     result["local_gemm_flops_per_s"] = statistics.median(result["gemm_around_flops_per_s"])
     return result

@@ -50,7 +50,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.results_file import write_result
-from benchmarks.scoring.compute_floor import bert_flops, sample_gemm
+from benchmarks.scoring.compute_floor import GEMM_ROWS, bert_flops, sample_gemm
 from benchmarks.scoring.hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, device_facts,
                                          emulate_in_result, isa_is_applied, rerun_capped, result_path,
                                          torch_cpu_capability)
@@ -329,6 +329,8 @@ def main(argv=None) -> None:
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--no-ops", dest="ops", action="store_false", help="skip the torch.profiler operator pass")
+    p.add_argument("--gemm-rows", type=int, default=GEMM_ROWS,
+                   help="rows of the products each GEMM throughput sample times (fewer: a quicker, noisier floor)")
     p.add_argument("--emulate-isa", choices=sorted(ISA_ENVIRONMENT), default=None,
                    help="cap torch, oneDNN and MKL at this instruction set (see hardware.py)")
     p.add_argument("--profile-trace", action="store_true",
@@ -377,11 +379,11 @@ def main(argv=None) -> None:
               **cpu_class(), "cpu_capability": torch_cpu_capability(), "gemm_measurements": [], "workloads": {}}
     if args.emulate_isa:
         emulate_in_result(result, args.emulate_isa)
-    sample_gemm(result["gemm_measurements"], isa=args.emulate_isa)
+    sample_gemm(result["gemm_measurements"], isa=args.emulate_isa, rows=args.gemm_rows)
     for name, (cands, refs) in workloads.items():
         peak = max(g["flops_per_s"] for g in result["gemm_measurements"])  # replaced below by the run's best
         result["workloads"][name] = profile_workload(name, cands, refs, args, encoder, peak)
-        sample_gemm(result["gemm_measurements"], isa=args.emulate_isa)
+        sample_gemm(result["gemm_measurements"], isa=args.emulate_isa, rows=args.gemm_rows)
     # as in the benchmark, the floor divides by the best throughput measured in the run
     best = max(g["flops_per_s"] for g in result["gemm_measurements"])
     result["gemm_flops_per_s_for_floor"] = best
