@@ -212,3 +212,14 @@ def test_a_variant_is_compared_warm_against_warm(monkeypatch):
     assert v["ratio_vs_radscore_fp32_warm_median"] == pytest.approx(1.0 / 0.5)
     assert v["ratio_vs_radscore_fp32_cold"] == pytest.approx(2.0 / 3.0)
     assert w["radscore_warm_pairs_per_s"] == pytest.approx(4 / 0.8) and w["radscore_pairs_per_s"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("script", ["bench_ratescore", "profile_ratescore"])
+@pytest.mark.parametrize("rows", ["0", "-4", "many"])
+def test_gemm_rows_must_be_a_positive_integer(script, rows, tmp_path, capsys):
+    import importlib
+
+    run = importlib.import_module(f"benchmarks.scoring.{script}").main
+    with pytest.raises(SystemExit):
+        run(["--ner", str(tmp_path), "--gemm-rows", rows])
+    assert f"argument --gemm-rows: invalid positive integer value: '{rows}'" in capsys.readouterr().err

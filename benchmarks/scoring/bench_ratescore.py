@@ -82,7 +82,8 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import write_result
-from benchmarks.scoring.compute_floor import GEMM_ROWS, GEMM_SAMPLES, around_gemm, local_floors, necessary_work, sample_gemm
+from benchmarks.scoring.compute_floor import (GEMM_SAMPLES, add_gemm_rows_option, around_gemm, local_floors,
+                                              necessary_work, sample_gemm)
 from benchmarks.scoring.hardware import (CLASS_FLAGS, ISA_ENVIRONMENT, check_capability, check_device, cpu_class,
                                          cpu_name, device_facts, emulate_in_result, isa_is_applied, rerun_capped,
                                          result_path, torch_cpu_capability)
@@ -498,9 +499,7 @@ def main(argv=None) -> None:
                    help="score only the first N pairs of each workload with the variants (0: all); torch bf16 "
                         "autocast is emulated, and slow, on CPUs without native bf16")
     p.add_argument("--big", type=int, default=20000, help="pairs for the memory run (0: skip)")
-    p.add_argument("--gemm-rows", type=int, default=GEMM_ROWS,
-                   help="rows of the products each GEMM throughput sample times (default: a batch of 4,096 "
-                        "pieces); fewer give a quicker, noisier floor, for a smoke run")
+    add_gemm_rows_option(p)
     p.add_argument("--big-ner", default="tiny",
                    help="NER export for the memory run: 'tiny' (default: a tiny random export, so 20,000 pairs take "
                         "minutes; the streaming code is the same) or a folder, e.g. the --ner export")
@@ -518,8 +517,6 @@ def main(argv=None) -> None:
         p.error("give one --pairs value per workload")
     if args.warm_passes < 1:
         p.error("--warm-passes must be at least 1")
-    if args.gemm_rows < 1:
-        p.error("--gemm-rows must be at least 1")
     if not Path(args.ner).is_dir():
         sys.exit(f"{args.ner}: no NER export there; train one with `make train-ner` or pass --ner")
     if args.released_python and not os.access(args.released_python, os.X_OK):

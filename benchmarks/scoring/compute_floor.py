@@ -81,6 +81,19 @@ GEMM_SAMPLES = 5
 GEMM_ROWS = 4096
 
 
+def add_gemm_rows_option(parser) -> None:
+    """The ``--gemm-rows`` option of the scripts that sample GEMM throughput (a positive integer)."""
+    def positive(text: str) -> int:
+        value = int(text)
+        if value < 1:
+            raise ValueError(text)
+        return value
+    positive.__name__ = "positive integer"  # argparse names the type in its error message
+    parser.add_argument("--gemm-rows", type=positive, default=GEMM_ROWS,
+                        help=f"rows of the products each GEMM throughput sample times (default {GEMM_ROWS}: a "
+                             "batch of that many pieces); fewer give a quicker, noisier floor, for a smoke run")
+
+
 def sample_gemm(into: list, device: str = "cpu", isa: str | None = None, times: int = GEMM_SAMPLES,
                 rows: int = GEMM_ROWS) -> float:
     """Append ``times`` :func:`gemm_throughput` measurements (products of ``rows`` rows) to ``into``

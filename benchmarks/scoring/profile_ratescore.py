@@ -50,7 +50,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.results_file import write_result
-from benchmarks.scoring.compute_floor import GEMM_ROWS, bert_flops, sample_gemm
+from benchmarks.scoring.compute_floor import add_gemm_rows_option, bert_flops, sample_gemm
 from benchmarks.scoring.hardware import (ISA_ENVIRONMENT, ROOT, check_capability, cpu_class, device_facts,
                                          emulate_in_result, isa_is_applied, rerun_capped, result_path,
                                          torch_cpu_capability)
@@ -329,8 +329,7 @@ def main(argv=None) -> None:
     p.add_argument("--workloads", nargs="+", default=["sample", "distinct", "long"])
     p.add_argument("--pairs", type=int, nargs="+", default=[400, 300, 80], help="pairs per workload, in order")
     p.add_argument("--no-ops", dest="ops", action="store_false", help="skip the torch.profiler operator pass")
-    p.add_argument("--gemm-rows", type=int, default=GEMM_ROWS,
-                   help="rows of the products each GEMM throughput sample times (fewer: a quicker, noisier floor)")
+    add_gemm_rows_option(p)
     p.add_argument("--emulate-isa", choices=sorted(ISA_ENVIRONMENT), default=None,
                    help="cap torch, oneDNN and MKL at this instruction set (see hardware.py)")
     p.add_argument("--profile-trace", action="store_true",
