@@ -5,10 +5,13 @@ fitted on the same share."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +22,20 @@ from train.lightning.module import keep_train_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 CURVE = [sys.executable, "-m", "benchmarks.quality.learning_curve"]  # as a user runs it
+
+
+def _curve(args: list[str]) -> SimpleNamespace:
+    """The learning-curve command run in this process (a fresh interpreter's imports would cost each call
+    about ten seconds): its exit code, standard output and standard error, as ``subprocess.run`` gives them."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = learning_curve.main(args) or 0
+        except SystemExit as stop:  # argparse's errors (2) and the script's messages (1, printed as Python would)
+            code = stop.code if isinstance(stop.code, int) else 1
+            if not isinstance(stop.code, int) and stop.code is not None:
+                print(stop.code, file=sys.stderr)
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def _groups(rows):
@@ -117,9 +134,9 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     out = tmp_path / "curve.json"
     config = tmp_path / "config.yaml"  # the runs' config (the curve names its settings' differences from it)
     config.write_text(json.dumps(_config(rows)))
-    curve = [*CURVE, "clinical_bleurt", "--config", str(config)]
-    done = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
-                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    curve = ["clinical_bleurt", "--config", str(config)]
+    done = _curve([*curve, "--seed", "42", "--fractions", "--existing", f"1={full}", "--existing", f"0.5={half}",
+                   "--out", str(out)])
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())["clinical_bleurt"]["42"]
     assert [e["pearson"] for e in data["1"]["epochs"]] == [0.2, 0.5, 0.45]
@@ -138,8 +155,7 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert data["1"]["max_epochs"] == 3 and data["0.5"]["fraction"] == 0.5
     # a run of another number of epochs than the config's (3) is a point of its own, outside the trend over rows
     longer = _fake_run(tmp_path / "longer", rows, 42, [(0.1, 0.2)] * 5, fraction=0.5, max_epochs=5)
-    more = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"0.5={longer}", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+    more = _curve([*curve, "--seed", "42", "--fractions", "--existing", f"0.5={longer}", "--out", str(out)])
     assert more.returncode == 0, more.stderr
     again = json.loads(out.read_text())["clinical_bleurt"]["42"]
     assert len(again["0.5x5ep"]["epochs"]) == 5 and again["0.5"] == data["0.5"]  # beside the 3-epoch point
@@ -148,16 +164,14 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
     assert again["trend"] == data["trend"]
     assert "SYNTHETIC" in data["set"] and "VALIDATION" in done.stdout
     # a run that trained on another share than the one named is refused
-    wrong = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)],
-                           capture_output=True, text=True, cwd=ROOT)
+    wrong = _curve([*curve, "--seed", "42", "--fractions", "--existing", f"0.25={half}", "--out", str(out)])
     assert wrong.returncode != 0 and "train_fraction 0.5, not 0.25" in wrong.stderr
     # runs of another learning rate than the config's: refused without --tag, else points (and a trend) of their own
     slow = [_fake_run(tmp_path / f"slow{f}", rows, 42, [(0.2, 0.3), (0.3, 0.6)], fraction=f, lr=1e-4) for f in (1.0, 0.5)]
-    untagged = subprocess.run([*curve, "--seed", "42", "--fractions", "--existing", f"1={slow[0]}", "--out", str(out)],
-                              capture_output=True, text=True, cwd=ROOT)
+    untagged = _curve([*curve, "--seed", "42", "--fractions", "--existing", f"1={slow[0]}", "--out", str(out)])
     assert untagged.returncode != 0 and "model.init_args.lr" in untagged.stderr and "--tag" in untagged.stderr
-    tagged = subprocess.run([*curve, "--seed", "42", "--fractions", "--tag", "lr1e-4", "--existing", f"1={slow[0]}",
-                             "--existing", f"0.5={slow[1]}", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    tagged = _curve([*curve, "--seed", "42", "--fractions", "--tag", "lr1e-4", "--existing", f"1={slow[0]}",
+                     "--existing", f"0.5={slow[1]}", "--out", str(out)])
     assert tagged.returncode == 0, tagged.stderr
     final = json.loads(out.read_text())["clinical_bleurt"]["42"]
     assert final["1+lr1e-4"]["fit_arguments"] == ["--model.init_args.lr=0.0001"]
@@ -169,14 +183,13 @@ def test_learning_curve_reads_each_epoch_and_fits_the_shallow_learner_on_the_run
 def test_further_fit_arguments_need_a_tag_and_stay_off_the_trend(tmp_path):
     """Another setting (e.g. a learning rate after --) is its own point: without --tag it would take the
     config's run folder and key at that share, so it is refused before anything trains."""
-    untagged = subprocess.run([*CURVE, "clinical_bleurt",
+    untagged = subprocess.run([*CURVE, "clinical_bleurt",  # once as a user runs it, in a process of its own
                                "--fractions", "1", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "c.json"),
                                "--", "--model.lr=1e-4"], capture_output=True, text=True, cwd=ROOT)
     assert untagged.returncode == 2 and "need --tag NAME" in untagged.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "c.json").exists()
-    bad = subprocess.run([*CURVE, "clinical_bleurt",
-                          "--fractions", "1", "--tag", "lr/1", "--out", str(tmp_path / "c.json"), "--", "--model.lr=1e-4"],
-                         capture_output=True, text=True, cwd=ROOT)
+    bad = _curve(["clinical_bleurt",
+                  "--fractions", "1", "--tag", "lr/1", "--out", str(tmp_path / "c.json"), "--", "--model.lr=1e-4"])
     assert bad.returncode == 2 and "names a folder" in bad.stderr
     assert learning_curve.point_key(1.0, 3, 3, "lr1e-4") == "1+lr1e-4"
     assert learning_curve.point_key(0.5, 5, 3) == "0.5x5ep"
@@ -190,17 +203,17 @@ def test_a_finished_run_in_the_curves_folder_is_reused_only_where_its_settings_a
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(_config(rows, lr=1e-4)))
     runs = tmp_path / "runs"
-    curve = [*CURVE, "clinical_bleurt", "--config", str(config),
+    curve = ["clinical_bleurt", "--config", str(config),
              "--seed", "42", "--runs", str(runs), "--out", str(tmp_path / "c.json"), "--fractions", "0.5"]
     _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=2e-4)
-    stale = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
+    stale = _curve(curve)
     assert stale.returncode != 0 and "holds a finished run of other settings (--model.init_args.lr=0.0002)" in stale.stderr
     assert not (tmp_path / "c.json").exists()
     import shutil
 
     shutil.rmtree(runs)
     _fake_run(runs / "clinical_bleurt_f0.5_seed42", rows, 42, [(0.2, 0.3)], fraction=0.5, lr=1e-4)
-    same = subprocess.run(curve, capture_output=True, text=True, cwd=ROOT)
+    same = _curve(curve)
     assert same.returncode == 0, same.stderr
     assert json.loads((tmp_path / "c.json").read_text())["clinical_bleurt"]["42"]["0.5"]["val"]["pearson"] == 0.3
 
@@ -219,9 +232,8 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps(_config(rows)))
     out = tmp_path / "curve.json"
-    made = subprocess.run([*CURVE, "clinical_bleurt", "--config", str(config), "--seed", "42",
-                           "--fractions", "--existing", f"1={runs[0]}", "--existing", f"0.5={runs[1]}", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+    made = _curve(["clinical_bleurt", "--config", str(config), "--seed", "42",
+                   "--fractions", "--existing", f"1={runs[0]}", "--existing", f"0.5={runs[1]}", "--out", str(out)])
     assert made.returncode == 0, made.stderr
     data = json.loads(out.read_text())
     entry = data["clinical_bleurt"]["42"]
@@ -235,8 +247,7 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     out.write_text(json.dumps(data))
     for run in runs:
         shutil.rmtree(run)
-    done = subprocess.run([*CURVE, "--shallow-only", "clinical_bleurt", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = _curve(["--shallow-only", "clinical_bleurt", "--out", str(out)])
     assert done.returncode == 0, done.stderr
     got = json.loads(out.read_text())["clinical_bleurt"]["42"]
     for key, fraction in (("1", 1.0), ("0.5", 0.5)):
@@ -248,6 +259,5 @@ def test_shallow_only_refits_the_shallow_learner_of_every_point_without_its_run(
     assert got["trend"]["pearson"]["points"] == 2
     assert "shallow 0.900 ->" in done.stdout
     # run again: nothing measured with the earlier learner is left, so the v1 figures are not overwritten
-    again = subprocess.run([*CURVE, "--shallow-only", "clinical_bleurt", "--out", str(out)],
-                           capture_output=True, text=True, cwd=ROOT)
+    again = _curve(["--shallow-only", "clinical_bleurt", "--out", str(out)])
     assert again.returncode == 0 and json.loads(out.read_text())["clinical_bleurt"]["42"]["1"]["shallow_val_v1"] == stale
