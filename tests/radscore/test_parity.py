@@ -47,11 +47,23 @@ def pairs():
     return cands, refs
 
 
-def _export(which: str, tmp_path_factory) -> str:
-    if which == "tiny-random":
-        # sparse random entities (about 17 a report), so most pairs are free of type-ambiguous ties
-        return build_tiny_iob_export(tmp_path_factory.mktemp("tiny_iob"), seed=1, head_std=0.3, o_bias=2.5)
-    # "trained": made here by the real training command, so that CI never skips this case: the
+@pytest.fixture(scope="module")
+def tiny_ner(tmp_path_factory) -> str:
+    """A tiny random IOB export with sparse random entities (about 17 a report), so most pairs are free
+    of type-ambiguous ties."""
+    return build_tiny_iob_export(tmp_path_factory.mktemp("tiny_iob"), seed=1, head_std=0.3, o_bias=2.5)
+
+
+@pytest.fixture(scope="module")
+def released_tiny(tiny_ner, released_python, pairs) -> dict:
+    """The released package's scores, entities and sentences of ``pairs`` with ``tiny_ner``: one run of
+    its venv for the two tests that compare with it."""
+    return run_released(*pairs, tiny_ner, resolve_model_path(PACKAGED_MINILM), batch_size=8, entities=True,
+                        python=released_python)
+
+
+def _trained_export(tmp_path_factory) -> str:
+    # made here by the real training command, so that CI never skips this case: the
     # sample IOB config on the shipped corpus with a tiny BERT (a few epochs, about a minute),
     # exported by the CLI as `make train-ner` does.
     from train.lightning.cli import main as train_main
@@ -66,11 +78,14 @@ def _export(which: str, tmp_path_factory) -> str:
 
 
 @pytest.mark.parametrize("which", ["tiny-random", "trained"])
-def test_scores_equal_the_released_package(which, released_python, pairs, tmp_path_factory):
-    ner = _export(which, tmp_path_factory)
+def test_scores_equal_the_released_package(which, released_python, pairs, tmp_path_factory, request):
     encoder = resolve_model_path(PACKAGED_MINILM)
     cands, refs = pairs
-    released = run_released(cands, refs, ner, encoder, batch_size=8, entities=True, python=released_python)
+    if which == "tiny-random":  # the released run is shared with the PyRuSH test below
+        ner, released = request.getfixturevalue("tiny_ner"), request.getfixturevalue("released_tiny")
+    else:
+        ner = _trained_export(tmp_path_factory)
+        released = run_released(cands, refs, ner, encoder, batch_size=8, entities=True, python=released_python)
     sentences = released["sentences"]
     lookup = RaTEScore(ner, encoder, "long", penalty="official", splitter=lambda text: sentences[text],
                        pooling="cls")
@@ -114,7 +129,7 @@ json.dump([s.f1 for s in scorer.iter_score(job["candidates"], job["references"],
 """
 
 
-def test_splitter_pyrush_runs_for_real_in_the_released_venv(released_python, pairs, tmp_path):
+def test_splitter_pyrush_runs_for_real_in_the_released_venv(released_python, pairs, tiny_ner, released_tiny, tmp_path):
     """radscore itself, with ``splitter="pyrush"`` (medspacy's PyRuSH, as the released code calls
     it), run inside the released package's venv where medspacy lives: the same scores as the
     released package on every aligned pair that is not tie-ambiguous."""
@@ -122,8 +137,7 @@ def test_splitter_pyrush_runs_for_real_in_the_released_venv(released_python, pai
     import os
     import subprocess
 
-    ner = build_tiny_iob_export(tmp_path / "tiny_iob", seed=1, head_std=0.3, o_bias=2.5)
-    encoder = resolve_model_path(PACKAGED_MINILM)
+    ner, encoder = tiny_ner, resolve_model_path(PACKAGED_MINILM)
     cands, refs = pairs
     job, out = tmp_path / "job.json", tmp_path / "out.json"
     job.write_text(json.dumps({"ner": ner, "encoder": str(encoder), "candidates": cands, "references": refs}))
@@ -135,7 +149,7 @@ def test_splitter_pyrush_runs_for_real_in_the_released_venv(released_python, pai
     pyrush = json.loads(out.read_text())
     assert len(pyrush) == len(cands) and pyrush[20] == 0.5 and pyrush[47] == 0.5
 
-    released = run_released(cands, refs, ner, encoder, batch_size=8, entities=True, python=released_python)
+    released = released_tiny
     sentences = released["sentences"]
     ours = RaTEScore(ner, encoder, "long", penalty="official", splitter=lambda text: sentences[text],
                      pooling="cls").score(cands, refs, explain=True)
