@@ -129,16 +129,24 @@ def _synthetic_texts(folder) -> list[str]:
     return random.Random(0).sample(texts, min(SUBSET, len(texts)))
 
 
+@pytest.fixture(scope="module")
+def released_sentences(released_python, default_synthetic) -> dict:
+    """{text: the released package's sentence list} of the three sets' texts (the synthetic ones from the
+    default sets, tests/conftest.py), split in one run of its venv: its start-up is paid once."""
+    texts = list(dict.fromkeys([*sample_texts(), *_synthetic_texts(default_synthetic), *report_texts(SUBSET, seed=1)]))
+    return dict(zip(texts, run_released_splitter(texts, python=released_python)["sentences"], strict=True))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["samples", "synthetic", "random"])
-def test_sentences_equal_the_released_packages(which, released_python, splitter, request):
+def test_sentences_equal_the_released_packages(which, released_sentences, splitter, default_synthetic):
     if which == "samples":
         texts = sample_texts()
     elif which == "synthetic":
-        texts = _synthetic_texts(request.getfixturevalue("default_synthetic"))  # tests/conftest.py
+        texts = _synthetic_texts(default_synthetic)
     else:
         texts = report_texts(SUBSET, seed=1)
-    released = run_released_splitter(texts, python=released_python)["sentences"]
+    released = [released_sentences[t] for t in texts]
     result = compare([clean_sentences(splitter(t)) for t in texts], released, texts)
     print(f"{which}: {result['identical']} of {result['texts']} texts have identical sentence lists")
     for d in result["differences"][:5]:
