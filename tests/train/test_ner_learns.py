@@ -1,4 +1,4 @@
-"""Does it learn: the packaged MiniLM on the shipped sample, half an epoch (IOB) or one (span) on the CPU."""
+"""Does it learn: the packaged MiniLM on the shipped sample, 0.3 of an epoch (IOB) or 0.6 (span) on the CPU."""
 
 import pytest
 import pytorch_lightning as pl
@@ -7,15 +7,16 @@ from train.ner import IOBTagger, NERDataModule, SpanTagger
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_class, scheme, kwargs, batches, epochs", [
-    # half an epoch: val F1 0.617 (fp32, 2-core AVX2 CPU: 109 s in all on one thread; a whole epoch: 0.745)
-    (IOBTagger, "IOB", {"lr": 5e-4}, 0.5, 1),
-    # one epoch with the span head at 5e-3 and no warm-up: 0.715 (209 s in all on one thread; 0.7 of an
-    # epoch: 0.563); at the sample config's 1e-3 one epoch stays at 0.46 (the linear decay ends before
-    # the head leaves predicting "none"), two epochs reach 0.765
-    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 5e-3, "none_weight": 0.2, "warmup_ratio": 0.0}, 1.0, 1),
+@pytest.mark.parametrize("model_class, scheme, kwargs, batches, epochs, bar", [
+    # 0.3 of an epoch: val F1 0.017 -> 0.398 (32-true, 2-core AVX2 CPU, one thread, beside a second job:
+    # 54 s in all); half an epoch reached 0.617 and a whole one 0.745
+    (IOBTagger, "IOB", {"lr": 5e-4}, 0.3, 1, 0.3),
+    # 0.6 of an epoch with the span head at 5e-3 and no warm-up: 0.009 -> 0.489 (95 s in all, as above); a
+    # whole epoch reached 0.715; at the sample config's 1e-3 one epoch stays at 0.46 (the linear decay ends
+    # before the head leaves predicting "none") and two epochs reach 0.765
+    (SpanTagger, "span", {"lr": 2e-4, "head_lr": 5e-3, "none_weight": 0.2, "warmup_ratio": 0.0}, 0.6, 1, 0.35),
 ], ids=["iob", "span"])
-def test_minilm_learns_the_sample(model_class, scheme, kwargs, batches, epochs):
+def test_minilm_learns_the_sample(model_class, scheme, kwargs, batches, epochs, bar):
     pl.seed_everything(0)
     dm = NERDataModule(scheme=scheme, batch_size=16, eval_batch_size=64)
     model = model_class(**kwargs)
@@ -26,5 +27,6 @@ def test_minilm_learns_the_sample(model_class, scheme, kwargs, batches, epochs):
     trainer.fit(model, dm)
     trained = trainer.validate(model, dm, verbose=False)[0]["val/f1"]
     print(f"{scheme}: val F1 untrained {untrained:.3f} -> trained {trained:.3f}")
-    assert trained > untrained + 0.3
-    assert trained > 0.5
+    # a bar about 0.1 under the measured figure (which is the same on every CPU class in 32-true), and a gain
+    assert trained > bar
+    assert trained > untrained + 0.25
