@@ -192,19 +192,25 @@ def test_default_sets_are_reused_only_when_this_generator_made_them(tmp_path, co
     assert fingerprint([copy]) != fingerprint(paths)  # the corpus changed: new fingerprint
 
 
-def test_the_fingerprint_reads_the_generators_code_not_its_comments(tmp_path):
-    """Rewording a comment or a docstring of the generator keeps its sets current; a change of code does not."""
-    from data.synth.generate import code_text
+def test_the_fingerprint_names_the_output_version_lexicons_and_corpus_not_the_code(tmp_path, corpus, monkeypatch):
+    """A faster generator that writes the same bytes keeps its sets current; a new output version does not,
+    nor do other lexicons (the default sets' digest, tests/data/test_synth_digest.py, holds the code to it)."""
+    import importlib
+    import shutil
 
-    source = tmp_path / "m.py"
-    source.write_text('"""Module doc."""\n\nX = 1  # a comment\n\n\ndef f():\n    """Doc."""\n    return "# not a comment"\n')
-    plain = code_text(source)
-    assert plain == 'X = 1\ndef f():\n    return "# not a comment"'
-    source.write_text('"""Another doc,\non two lines."""\nX = 1  # reworded\n# a new comment\ndef f():\n'
-                      '    """Other doc."""\n    return "# not a comment"\n')
-    assert code_text(source) == plain
-    source.write_text('X = 2\ndef f():\n    return "# not a comment"\n')
-    assert code_text(source) != plain
+    module = importlib.import_module("data.synth.generate")
+
+    paths = [Path(corpus)]
+    before = module.fingerprint(paths)
+    monkeypatch.setattr(module, "OUTPUT_VERSION", module.OUTPUT_VERSION + 1)
+    assert module.fingerprint(paths) != before
+    monkeypatch.undo()
+    lexicons = tmp_path / "lexicons"
+    shutil.copytree(module.REPO / "data" / "lexicons", lexicons)
+    assert module.fingerprint(paths, lexicons) == before
+    first = sorted(lexicons.glob("*.yaml"))[0]
+    first.write_text(first.read_text() + "\n# one more line\n")
+    assert module.fingerprint(paths, lexicons) != before
 
 
 def test_cli_synth(tmp_path, corpus, capsys):
