@@ -116,9 +116,14 @@ def add_from(draft: Draft, n: int, rng: random.Random, lex: Lexicon, finders) ->
 
 
 def _meaning_finders(kinds, negatives) -> list:
-    finders = [MEANING_FINDERS[k] for k in kinds if k != "add_negative"]
+    return [finder for _, finder in _meaning_finders_by_kind(kinds, negatives)]
+
+
+def _meaning_finders_by_kind(kinds, negatives) -> list:
+    """``(kind, finder)`` of ``kinds`` in their order, ``add_negative`` last (when there are ``negatives``)."""
+    finders = [(k, MEANING_FINDERS[k]) for k in kinds if k != "add_negative"]
     if "add_negative" in kinds and negatives:
-        finders.append(lambda d, lx: rewrites.find_add_negative(d, lx, negatives))
+        finders.append(("add_negative", lambda d, lx: rewrites.find_add_negative(d, lx, negatives)))
     return finders
 
 
@@ -226,9 +231,32 @@ def _apply_shaped(draft: Draft, options: list[Option], shape: str, rng: random.R
     return True
 
 
+#: the surface operations (:data:`SURFACE`) a kind's options can have, where they are not only "rewrite"
+#: (an option's op is set where the finders make it: op="insert", "delete", "merge" or "swap")
+KIND_SURFACES = {"insert_finding": {"insert"}, "insert_contradiction": {"insert"}, "remove_finding": {"delete"},
+                 "remove_comparison": {"rewrite", "delete"}, "restate": {"insert"}, "add_negative": {"insert"},
+                 "drop_restatement": {"delete"}, "merge_sentences": {"delete"}, "reorder": {"move"}}
+
+
+def kind_surfaces(kind: str) -> set:
+    return KIND_SURFACES.get(kind, {"rewrite"})
+
+
+def _apply_planned(draft: Draft, shape: str, rng: random.Random, options_of) -> bool:
+    """:func:`_apply_shaped` on ``options_of(kind_filter)``, the options of the kinds that pass the filter,
+    in their order. The kinds that can make an option of ``shape`` are searched first: when they offer one,
+    the pick is the one :func:`_apply_shaped` makes from every kind's options (the same options of that
+    surface in the same order, the same random draws), without the others' search."""
+    shaped = [o for o in options_of(lambda kind: shape in kind_surfaces(kind)) if SURFACE[o.op] == shape]
+    if shaped:
+        apply(draft, _pick(shaped, rng))
+        return True
+    return _apply_shaped(draft, options_of(lambda kind: True), shape, rng)
+
+
 def planned_edits(draft: Draft, rng: random.Random, lex: Lexicon, n_errors: int, n_total: int,
                   donors=(), negatives=(), kinds=ERROR_KINDS, meaning_kinds=PLANNED_MEANING_KINDS) -> int:
-    """Generator v3: ``max(n_errors, n_total)`` edits, each with a surface operation drawn from
+    """``max(n_errors, n_total)`` edits, each with a surface operation drawn from
     :data:`SURFACE_RATES` before it is known whether it is an error; ``n_errors`` of them (at random
     places in the sequence) are errors of that operation, the others meaning-preserving edits of it.
     Where no option of the drawn operation exists, the operation is drawn again among those the
@@ -237,12 +265,19 @@ def planned_edits(draft: Draft, rng: random.Random, lex: Lexicon, n_errors: int,
     n = max(n_errors, n_total)
     roles = [True] * n_errors + [False] * (n - n_errors)
     rng.shuffle(roles)
-    finders = _meaning_finders(meaning_kinds, negatives)
+    finders = _meaning_finders_by_kind(meaning_kinds, negatives)
+
+    def errors_of(keep):
+        return error_options(draft, lex, donors, [k for k in kinds if keep(k)], negatives)
+
+    def meaning_of(keep):
+        return [o for k, f in finders if keep(k) for o in f(draft, lex)]
+
     done = 0
     for is_error in roles:
         shape = _draw_surface(rng)
         if is_error:
-            done += _apply_shaped(draft, error_options(draft, lex, donors, kinds, negatives), shape, rng)
+            done += _apply_planned(draft, shape, rng, errors_of)
         else:
-            _apply_shaped(draft, [o for f in finders for o in f(draft, lex)], shape, rng)
+            _apply_planned(draft, shape, rng, meaning_of)
     return done
