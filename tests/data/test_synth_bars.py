@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -50,6 +51,13 @@ def _ops(ref: str, cand: str) -> tuple[list[str], list[str]]:
     return gone, came
 
 
+@lru_cache(maxsize=None)
+def _character_ratio(ref: str, cand: str) -> float:
+    """difflib's character similarity, the audit's slowest heuristic: kept per pair, since the ReXVal-layout
+    pairs are read twice (all and significant errors)."""
+    return SequenceMatcher(None, ref, cand, autojunk=False).ratio()
+
+
 def _antonym_words() -> set[str]:
     return {w for pair in load_lexicon().antonyms for side in pair for w in re.findall(r"[a-z]+", side.lower())}
 
@@ -62,7 +70,7 @@ AUDIT = {
     "words_new": lambda r, c: -len(set(tokenize(c)) - set(tokenize(r))),
     "tokens_changed": lambda r, c: -sum(map(len, _ops(r, c))),
     "length_difference": lambda r, c: -abs(len(tokenize(r)) - len(tokenize(c))),
-    "character_ratio": lambda r, c: SequenceMatcher(None, r, c, autojunk=False).ratio(),
+    "character_ratio": lambda r, c: _character_ratio(r, c),
 }
 
 
