@@ -98,6 +98,14 @@ def released_available() -> bool:
         return False
 
 
+def _modified(path: Path) -> int | None:
+    """``path``'s modification time in nanoseconds, None when there is no such file."""
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", action="append", choices=GROUPS, help="run only these steps (repeatable; default all)")
@@ -117,12 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for step in steps:
         print(f"\n=== gpu-check: {step['name']}: python {' '.join(step['argv'])}", flush=True)
+        before = _modified(step["copy"][0]) if "copy" in step else None
         t0 = time.time()
         code = run(step["argv"])
         status = "ok" if code == 0 else f"FAILED (exit {code})"
         if "copy" in step:
             report, wrote = step["copy"]
-            if report.is_file() and report.stat().st_mtime >= t0:  # this run's report, failed configs included
+            # this run's report (failed configs included): one that is new or rewritten since the step began
+            # (compared with its own earlier stamp, not the clock: a file's stamp can trail time.time())
+            if report.is_file() and _modified(report) != before:
                 shutil.copyfile(report, wrote)
             else:
                 status = f"FAILED (exit {code}, no report)"

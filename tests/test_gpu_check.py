@@ -107,6 +107,34 @@ def test_a_failing_step_is_reported_and_the_next_ones_still_run(on_a_gpu, tmp_pa
     assert not (tmp_path / "out" / f"rehearsal_gpu_{SLUG}_report.json").exists()
 
 
+def test_the_rehearsal_report_counts_when_this_run_wrote_it_whatever_its_stamp(on_a_gpu, tmp_path, monkeypatch):
+    """A report left by an earlier rehearsal is not this run's; one the step wrote is, even when the file
+    system stamps it a little before the step's clock reading (coarse file times)."""
+    import os
+    import time
+
+    calls, failing = on_a_gpu
+    report = gpu_check.REHEARSAL_REPORT
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(json.dumps({"rehearsal": True, "configs": ["an earlier run"]}))
+    os.utime(report, (time.time() - 3600, time.time() - 3600))
+    failing.add("rehearse")
+    assert gpu_check.main(["--only", "rehearse", "--out", str(tmp_path / "a")]) == 1  # it wrote nothing
+    assert not (tmp_path / "a" / f"rehearsal_gpu_{SLUG}_report.json").exists()
+    failing.clear()
+    fake = gpu_check.run
+
+    def writes_then_stamps_early(argv):  # the report's stamp trails the step's start by 5 ms
+        started = time.time()
+        code = fake(argv)
+        os.utime(report, (started - 0.005, started - 0.005))
+        return code
+
+    monkeypatch.setattr(gpu_check, "run", writes_then_stamps_early)
+    assert gpu_check.main(["--only", "rehearse", "--out", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / f"rehearsal_gpu_{SLUG}_report.json").read_text())["configs"] == []
+
+
 def test_only_runs_the_named_steps_and_without_the_released_package_radscore_alone(on_a_gpu, tmp_path, monkeypatch):
     calls, _ = on_a_gpu
     asked = []
