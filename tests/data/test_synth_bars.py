@@ -70,7 +70,7 @@ AUDIT = {
     "words_new": lambda r, c: -len(set(tokenize(c)) - set(tokenize(r))),
     "tokens_changed": lambda r, c: -sum(map(len, _ops(r, c))),
     "length_difference": lambda r, c: -abs(len(tokenize(r)) - len(tokenize(c))),
-    "character_ratio": lambda r, c: _character_ratio(r, c),
+    "character_ratio": _character_ratio,
 }
 
 

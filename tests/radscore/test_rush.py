@@ -130,23 +130,21 @@ def _synthetic_texts(folder) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def released_sentences(released_python, default_synthetic) -> dict:
-    """{text: the released package's sentence list} of the three sets' texts (the synthetic ones from the
-    default sets, tests/conftest.py), split in one run of its venv: its start-up is paid once."""
-    texts = list(dict.fromkeys([*sample_texts(), *_synthetic_texts(default_synthetic), *report_texts(SUBSET, seed=1)]))
-    return dict(zip(texts, run_released_splitter(texts, python=released_python)["sentences"], strict=True))
+def released_sentences(released_python, default_synthetic) -> tuple[dict, dict]:
+    """({set: its texts}, {text: the released package's sentence list}) of the three sets (the synthetic
+    texts from the default sets, tests/conftest.py), split in one run of its venv: its start-up is paid once."""
+    sets = {"samples": sample_texts(), "synthetic": _synthetic_texts(default_synthetic),
+            "random": report_texts(SUBSET, seed=1)}
+    texts = list(dict.fromkeys(t for texts in sets.values() for t in texts))
+    return sets, dict(zip(texts, run_released_splitter(texts, python=released_python)["sentences"], strict=True))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["samples", "synthetic", "random"])
-def test_sentences_equal_the_released_packages(which, released_sentences, splitter, default_synthetic):
-    if which == "samples":
-        texts = sample_texts()
-    elif which == "synthetic":
-        texts = _synthetic_texts(default_synthetic)
-    else:
-        texts = report_texts(SUBSET, seed=1)
-    released = [released_sentences[t] for t in texts]
+def test_sentences_equal_the_released_packages(which, released_sentences, splitter):
+    sets, sentences = released_sentences
+    texts = sets[which]
+    released = [sentences[t] for t in texts]
     result = compare([clean_sentences(splitter(t)) for t in texts], released, texts)
     print(f"{which}: {result['identical']} of {result['texts']} texts have identical sentence lists")
     for d in result["differences"][:5]:
