@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from rapidfuzz.distance import Indel
 from scipy.stats import kendalltau
 
 from data.rate_eval import read_rate_eval_task2, read_rate_eval_task3
@@ -40,7 +41,10 @@ KENDALL_LIMIT = 0.40
 TRIADS = (0.35, 0.65)
 
 
-def _ops(ref: str, cand: str) -> tuple[list[str], list[str]]:
+@lru_cache(maxsize=None)
+def _ops(ref: str, cand: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The reference tokens that difflib's word alignment deletes or replaces, and the candidate tokens it
+    inserts; kept per pair, since three heuristics read them and the ReXVal-layout pairs are read twice."""
     a, b = tokenize(ref), tokenize(cand)
     gone, came = [], []
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -48,14 +52,13 @@ def _ops(ref: str, cand: str) -> tuple[list[str], list[str]]:
             gone += a[i1:i2]
         if op in ("insert", "replace"):
             came += b[j1:j2]
-    return gone, came
+    return tuple(gone), tuple(came)
 
 
-@lru_cache(maxsize=None)
 def _character_ratio(ref: str, cand: str) -> float:
-    """difflib's character similarity, the audit's slowest heuristic: kept per pair, since the ReXVal-layout
-    pairs are read twice (all and significant errors)."""
-    return SequenceMatcher(None, ref, cand, autojunk=False).ratio()
+    """The character similarity 2·LCS / (len(ref) + len(cand)): the ratio that difflib's ``ratio()``
+    approximates with its longest-block matching, computed exactly by rapidfuzz's Indel distance."""
+    return Indel.normalized_similarity(ref, cand)
 
 
 def _antonym_words() -> set[str]:

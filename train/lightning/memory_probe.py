@@ -404,11 +404,14 @@ def device_name(dev: torch.device) -> str:
 
 def probe(config: str, steps: int = WINDOW, batch_size: int | None = None, max_length: int | None = None,
           layers: int | None = None, device: str | None = None, width: dict | None = None, warmup_steps: int = 3,
-          max_steps: int = 30, time_budget_s: float | None = 300.0) -> dict:
+          max_steps: int = 30, time_budget_s: float | None = 300.0, precision: str | None = None) -> dict:
     """Probe ``config``: ``warmup_steps`` untimed steps, then at least ``steps`` timed ones until the
-    step time is stable (:func:`time_steps`), then the per-phase step."""
+    step time is stable (:func:`time_steps`), then the per-phase step. ``precision`` replaces the
+    trainer's (``32-true``, ``bf16-mixed``, ...); by default the config's."""
     check_steps(steps, max_steps, warmup_steps)
     facts = config_facts(config)
+    if precision is not None:
+        facts["precision"] = precision
     real = facts["real"]
     layers = layers or real.layers
     b = batch_size or facts["batch_size"]
@@ -569,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-length", type=int, default=None)
     ap.add_argument("--layers", type=int, default=None, help="build K layers (per-layer terms scale linearly)")
     ap.add_argument("--device", default=None, help="cuda | cpu (default: cuda where there is one)")
+    ap.add_argument("--precision", default=None,
+                    help="the trainer precision to probe under, e.g. 32-true or bf16-mixed (default: the config's)")
     for k in WIDTH_KEYS:
         ap.add_argument(f"--{k.replace('_', '-')}", type=int, default=None,
                         help=f"override the real model's {k} (quick checks and tests only)")
@@ -576,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     width = {k: getattr(a, k) for k in WIDTH_KEYS if getattr(a, k)}
     r = probe(a.config, a.steps, a.batch_size, a.max_length, a.layers, a.device, width, warmup_steps=a.warmup_steps,
-              max_steps=a.max_steps, time_budget_s=a.time_budget_s or None)
+              max_steps=a.max_steps, time_budget_s=a.time_budget_s or None, precision=a.precision)
     r["width_overrides"] = width
     print(render(r))
     if a.out:
