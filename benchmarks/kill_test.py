@@ -40,7 +40,8 @@ with tiny random backbones (resumed with ``--ckpt_path last``; a changed config 
 the ``--out`` JSON this run does not run (each with its own run's facts), read at every write under a
 lock, so runs of other jobs may write to one file at the same time and it ends holding every job.
 ``--launcher fork`` forks the jobs from this process instead of starting Python afresh (fast; the
-pytest versions use it); ``subprocess`` runs the real command.
+pytest versions use it); ``subprocess`` runs the real command. A forked child gets a tqdm lock of its
+own (:func:`fresh_tqdm_lock`). A run still going after :data:`HANG_S` seconds is killed and its job fails.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +96,28 @@ class Job:
 
 
 # ---- launching and killing ------------------------------------------------------------------------
+#: a child still running after this many seconds is hung: it is killed and the job fails, naming it
+HANG_S = 1800.0
+
+
+def fresh_tqdm_lock() -> None:
+    """In a forked child: give tqdm a write lock of its own. tqdm's lock is a class attribute that another
+    thread of the parent may hold at the fork (its monitor thread takes it every few seconds); that thread
+    does not exist in the child, which would wait for it forever. The new lock is shared with no process
+    either: tqdm's default one includes a multiprocessing lock, and a child killed while holding that would
+    block every bar of the parent."""
+    std = sys.modules.get("tqdm.std")
+    if std is None:
+        return
+    lock = threading.RLock()
+    pending = [std.tqdm]
+    while pending:
+        cls = pending.pop()
+        if cls is std.tqdm or "_lock" in vars(cls):
+            cls.set_lock(lock)
+        pending += cls.__subclasses__()
+
+
 class Child:
     """A job's process: a fresh Python (``subprocess``) or a fork of this one (``fork``)."""
 
@@ -111,6 +135,7 @@ class Child:
         if self.pid == 0:  # the child: run the job's main and leave without this process's clean-up
             code = 1
             try:
+                fresh_tqdm_lock()
                 fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
                 os.dup2(fd, 1)
                 os.dup2(fd, 2)
@@ -185,6 +210,10 @@ def attempt(job: Job, work: Path, resume: bool, kill_after: float | None, launch
             child.kill()
             killed = True
             break
+        if now > HANG_S:
+            child.kill()
+            raise RuntimeError(f"{job.name}: the run did not end within {HANG_S:.0f} s (hung); the end of its log:\n"
+                               f"{log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.02)
     seconds = time.monotonic() - start
     text = log.read_text(errors="replace")

@@ -58,3 +58,56 @@ def test_runs_of_other_jobs_merge_into_one_file_each_with_its_run(tmp_path):
     assert merged["environment"]["seed"] is None and "cpu_flags" in merged["environment"]  # write_result adds it
     assert not write(Namespace(out=str(out), merge=False), {"setup": {}, "jobs": {"d": {**job, "problems": ["x"]}}}, [])
     assert set(json.loads(out.read_text())["jobs"]) == {"d"}  # without --merge, the file holds this run only
+
+
+def test_a_forked_job_draws_its_bars_while_a_thread_here_holds_tqdms_lock(tmp_path, monkeypatch):
+    """tqdm's write lock is held by a thread of this process at the fork (tqdm's monitor thread takes it every
+    few seconds, and the suite's workers have one once a bar was drawn): the forked job, which has no such
+    thread, takes a lock of its own, draws its bar and ends. With tqdm's inherited lock it waited forever."""
+    import threading
+    import time
+
+    from tqdm import tqdm
+
+    from benchmarks.kill_test import Child
+
+    (tmp_path / "bar_job.py").write_text(
+        "from tqdm import tqdm\n\n\ndef main(argv):\n    for _ in tqdm(range(3)):\n        pass\n    return 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with tqdm.get_lock():
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    try:
+        child = Child("bar_job", [], tmp_path / "log.txt", "fork", 1)
+        deadline = time.monotonic() + 30
+        while child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ended = child.code is not None
+        if not ended:
+            child.kill()
+    finally:
+        release.set()
+        holder.join()
+    assert ended, "the forked job waited for a lock that a thread of its parent held at the fork"
+    log = (tmp_path / "log.txt").read_text()
+    assert child.code == 0 and "3/3" in log, log
+
+
+def test_a_hung_run_is_killed_and_fails_naming_its_job(tmp_path, monkeypatch):
+    import benchmarks.kill_test as kt
+
+    (tmp_path / "sleepy_job.py").write_text("import time\n\n\ndef main(argv):\n    print('started', flush=True)\n"
+                                            "    time.sleep(60)\n    return 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(kt, "HANG_S", 1.0)
+    job = kt.Job("sleepy", prepare=lambda work: None, command=lambda work: ("sleepy_job", []),
+                 outputs=lambda work: [])
+    with pytest.raises(RuntimeError, match=r"sleepy: the run did not end within 1 s \(hung\)(.|\n)*started"):
+        kt.attempt(job, tmp_path, False, None, "fork", 1, tmp_path / "log.txt")
