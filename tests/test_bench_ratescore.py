@@ -71,6 +71,7 @@ def test_device_option_rejects_unknown_devices_and_cuda_without_cuda(tmp_path, m
         main(["--device", "cuda", "--ner", str(tmp_path), "--no-released"])
 
 
+@pytest.mark.slow
 def test_a_small_cpu_run_records_the_device(tmp_path):
     """Radscore only (--no-released), two sample pairs, a tiny random NER export: the JSON says
     where it ran, that the released package did not, and which batch size radscore took."""
@@ -118,6 +119,7 @@ def test_local_floors_bring_both_runs_to_one_throughput():
     assert w["ratio_vs_released_best_at_equal_throughput"] == pytest.approx(10.0)
 
 
+@pytest.mark.slow
 def test_emulate_isa_caps_every_process_and_says_so(tmp_path):
     """--emulate-isa avx2 re-runs the benchmark with torch, oneDNN and MKL capped at AVX2: the GEMM
     measurements and the radscore run each report ATen's AVX2 kernels, the class says "emulated",

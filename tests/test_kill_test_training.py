@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmarks.kill_test import main
 
 TRAINING = {"ner-fit", "reward-fit", "bleurt-fit", "tune", "export", "publish-dry-run"}
 
 
+@pytest.mark.slow
 def test_training_jobs_killed_leave_nothing_corrupted_and_resume_to_the_same_result(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     out = tmp_path / "kill_test.json"

@@ -85,6 +85,7 @@ def test_the_stored_split_is_the_rule_and_holds_out_exactly_the_named_anatomies(
     assert {split.of(r.id) for r in reports} == {"train", "dev", "test"}
 
 
+@pytest.mark.slow  # the unseen-domain sets at their default sizes
 def test_training_rows_come_from_training_reports_and_test_rows_from_held_out_ones(unseen_sets, sides, split, corpus):
     trained, evaluated = sides
     table = pair_sources(unseen_sets)
@@ -129,6 +130,7 @@ def ner_training_texts(tmp_path_factory):
             for s in load_split(out, "all", part)]
 
 
+@pytest.mark.slow  # the unseen-domain sets at their default sizes
 def test_no_training_text_holds_a_held_out_only_sentence(sides, ner_training_texts, index):
     from data.leakage import find_copies
 
@@ -139,6 +141,7 @@ def test_no_training_text_holds_a_held_out_only_sentence(sides, ner_training_tex
     assert not copies, "\n".join(map(str, copies[:20]))
 
 
+@pytest.mark.slow  # the unseen-domain sets at their default sizes
 def test_no_evaluated_text_holds_a_training_only_sentence(sides, index):
     from data.leakage import find_copies
 
@@ -147,6 +150,7 @@ def test_no_evaluated_text_holds_a_training_only_sentence(sides, index):
     assert not copies, "\n".join(map(str, copies[:20]))
 
 
+@pytest.mark.slow  # the unseen-domain sets at their default sizes
 def test_mutation_a_reward_training_row_holding_a_held_out_reference_fails(sides, index):
     """The ids of the row stay a training row's; its reference is a held-out (head, spine or breast) test row's."""
     from data.leakage import find_copies

@@ -35,6 +35,7 @@ from data.synth import generate
 from data.synth.lexicon import load_lexicon
 from train.evaluation.baselines import TRIVIAL, pair_baselines, rating_baselines, tokenize
 
+pytestmark = pytest.mark.slow  # every test reads three seeds of default-size sets
 SEEDS = (0, 1, 2)
 BASELINES = (*TRIVIAL, "bleu4")
 KENDALL_LIMIT = 0.40

@@ -119,6 +119,7 @@ def snippet(kind: str, repo_id: str) -> str:
     return re.search(r"```python\n(.*?)```", usage(kind, repo_id), re.S).group(1)
 
 
+@pytest.mark.slow
 def test_every_published_card_snippet_loads_by_hub_id(tmp_path, tiny_backbone):
     from radscore.systems import RADCLIQ
     from train.rehearsal.tiny import build_tiny_bleurt_export, build_tiny_reward_export, build_tiny_span_export

@@ -37,6 +37,7 @@ def models(tmp_path_factory, tiny_backbone):
             "encoder": tiny_backbone}
 
 
+@pytest.mark.slow
 def test_fp32_scores_equal_torch_and_ir_is_kept_next_to_the_export(models, cache):
     torch_scores = RaTEScore(models["iob"], models["encoder"]).score(CANDIDATES, REFERENCES)
     scorer = RaTEScore(models["iob"], models["encoder"], backend="openvino")

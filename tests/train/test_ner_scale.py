@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +29,7 @@ def _logged_epochs(run_dir, version):
         return sorted({int(r["epoch"]) for r in csv.DictReader(fh) if r.get("val/f1")})
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_last_checkpoint(tmp_path, tiny_backbone):
     run = tmp_path / "run"
     # 6 train sentences, batch 2: 3 steps an epoch. SIGKILL at the 2nd batch of epoch 2.
@@ -46,6 +48,7 @@ def test_killed_run_resumes_from_last_checkpoint(tmp_path, tiny_backbone):
     assert (run / "export" / "metrics.json").is_file()
 
 
+@pytest.mark.slow
 def test_ddp_on_two_cpu_processes(tmp_path, tiny_backbone):
     run = tmp_path / "ddp"
     proc = _train(run, tiny_backbone, "--trainer.max_epochs=1", "--trainer.strategy=ddp",
