@@ -109,5 +109,5 @@ def test_a_hung_run_is_killed_and_fails_naming_its_job(tmp_path, monkeypatch):
     monkeypatch.setattr(kt, "HANG_S", 1.0)
     job = kt.Job("sleepy", prepare=lambda work: None, command=lambda work: ("sleepy_job", []),
                  outputs=lambda work: [])
-    with pytest.raises(RuntimeError, match=r"sleepy: the run did not end within 1 s \(hung\)(.|\n)*started"):
+    with pytest.raises(RuntimeError, match=r"(?s)sleepy: the run did not end within 1 s \(hung\).*started"):
         kt.attempt(job, tmp_path, False, None, "fork", 1, tmp_path / "log.txt")
