@@ -53,6 +53,18 @@ def default_synthetic(tmp_path_factory):
     return folder
 
 
+@pytest.fixture
+def nltk_errors_to_stderr(monkeypatch):
+    """radeval's import calls nltk.download, which fails offline and says so. nltk writes that to the
+    sys.stderr of when nltk.downloader was first imported, which may be an earlier test's capture, closed
+    since: point it at this test's."""
+    import functools
+    import sys
+
+    nltk = pytest.importorskip("nltk")
+    monkeypatch.setattr(nltk, "download", functools.partial(nltk.download, print_error_to=sys.stderr))
+
+
 @pytest.fixture(scope="session")
 def released_python():
     """The python of ``.venv-ratescore``, the released ``ratescore`` package's own venv (made on

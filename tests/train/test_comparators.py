@@ -80,7 +80,7 @@ def test_comparator_inputs_are_checked_and_radcliq_is_turned_higher_is_better(mo
 
 # ---- RadEval ---------------------------------------------------------------------------------------
 @pytest.fixture
-def radeval_here(monkeypatch, tmp_path):
+def radeval_here(monkeypatch, tmp_path, nltk_errors_to_stderr):
     """RadEval 2.x importable (the Makefile's copy), its dependency appdirs stubbed where missing,
     and empty caches: nothing of its models is on this machine."""
     if not (RADEVAL_LIB / "radeval").is_dir():
