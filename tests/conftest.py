@@ -80,13 +80,26 @@ def released_python():
         pytest.skip(f"the released ratescore package's venv could not be made: {err}")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--store-durations", action="store_true",
+                     help="write each test file's time into tests/durations.json, the order of `make test`")
+
+
+def pytest_configure(config):
+    from tests.ordering import DurationRecorder
+
+    if config.getoption("store_durations") and not hasattr(config, "workerinput"):  # xdist: the controller only
+        config.pluginmanager.register(DurationRecorder(), "radscore-durations")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Longest first: the "does it learn" trainings (test_*_learns.py), then the other files
-    holding a `slow` test, then the rest, each in collection order. `make test` hands files to its
-    two workers one at a time in this order (pytest-xdist --dist loadfile --no-loadscope-reorder),
-    so the long trainings overlap the many short tests instead of running last on one worker."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: (item.path not in slow_files, not item.path.stem.endswith("_learns")))
+    """Longest file first (tests/ordering.py): `make test` hands files to its two workers one at a
+    time in this order (pytest-xdist --dist loadfile --no-loadscope-reorder), so the long files overlap
+    the many short ones instead of running last on one worker."""
+    from tests.ordering import file_of, longest_first, read_durations
+
+    slow_files = {file_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
+    longest_first(items, read_durations(), slow_files)
 
 
 def _die_mid_write(write, limit: int = 4096) -> int:
