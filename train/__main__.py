@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 
@@ -58,4 +59,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    # Python's exit would collect the garbage of every object the command made before freeing them all
+    # (about 1.9 s after a small training; 0.3 s frozen): freeze them, since the process ends here
+    gc.freeze()
+    raise SystemExit(code)

@@ -27,6 +27,16 @@ def test_the_help_is_light_and_an_unknown_command_is_refused(capsys):
     assert main(["--help"]) == 0
 
 
+def test_the_command_exits_with_its_objects_frozen():
+    """``python -m train`` freezes its heap before the process ends, so that the exit does not walk it."""
+    code = ("import atexit, gc, runpy, sys; sys.argv = ['train', '--help']; "
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count())); "
+            "runpy.run_module('train', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip().splitlines()[-1].split()[1]) > 1000, done.stdout[-500:]
+
+
 def test_an_overlay_without_its_base_is_refused_with_the_command_that_works(capsys):
     overlay = "configs/reward/paper_llama3/phi_2.yaml"
     assert main(["fit", "--config", str(ROOT / overlay)]) == 2
